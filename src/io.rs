@@ -1,0 +1,162 @@
+//! Positioned reads from a file, a memory map or a byte buffer.
+//!
+//! ```text
+//!  ReadAt::read_at(offset, len) -> Bytes
+//!     ├── FileReader      pread(2) on a std::fs::File
+//!     ├── MmapReader      slices of a memory-mapped file (zero copy)
+//!     └── Bytes           an in-memory file (zero copy)
+//! ```
+//!
+//! Every read is checked against [`ReadAt::len`], so a locator that points
+//! past the end of the file gives [`Error::UnexpectedEof`] with its offset.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+
+/// A source of bytes that can be read at any offset, from any thread.
+pub trait ReadAt: Send + Sync + std::fmt::Debug {
+    /// Total length of the source in bytes.
+    fn len(&self) -> u64;
+
+    /// Whether the source is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Reads exactly `len` bytes at `offset`. Implementations may assume the
+    /// range lies within the source: [`read_checked`] checks it first.
+    fn read_range(&self, offset: u64, len: usize) -> Result<Bytes>;
+}
+
+/// Reads `len` bytes at `offset`, or fails with [`Error::UnexpectedEof`]
+/// naming `what` when the range goes past the end of `source`.
+pub fn read_checked(source: &dyn ReadAt, what: &'static str, offset: u64, len: u64) -> Result<Bytes> {
+    let size = source.len();
+    let end = offset.checked_add(len);
+    match end {
+        Some(end) if end <= size => {
+            let len = usize::try_from(len).map_err(|_| Error::malformed(what, offset, "length does not fit in memory"))?;
+            source.read_range(offset, len)
+        }
+        _ => Err(Error::UnexpectedEof {
+            what,
+            offset,
+            needed: len,
+            available: size.saturating_sub(offset),
+        }),
+    }
+}
+
+impl ReadAt for Bytes {
+    fn len(&self) -> u64 {
+        Bytes::len(self) as u64
+    }
+
+    fn read_range(&self, offset: u64, len: usize) -> Result<Bytes> {
+        let start = usize::try_from(offset).map_err(|_| Error::malformed("read", offset, "offset too large"))?;
+        let end = start
+            .checked_add(len)
+            .filter(|&end| end <= Bytes::len(self))
+            .ok_or(Error::UnexpectedEof {
+                what: "read",
+                offset,
+                needed: len as u64,
+                available: (Bytes::len(self) as u64).saturating_sub(offset),
+            })?;
+        Ok(self.slice(start..end))
+    }
+}
+
+/// A local file read with positioned reads (`pread`).
+#[derive(Debug)]
+pub struct FileReader {
+    file: File,
+    len: u64,
+}
+
+impl FileReader {
+    /// Opens the file at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let file = File::open(path.as_ref())?;
+        let len = file.metadata()?.len();
+        Ok(Self { file, len })
+    }
+}
+
+impl ReadAt for FileReader {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_range(&self, offset: u64, len: usize) -> Result<Bytes> {
+        let mut buf = vec![0u8; len];
+        read_exact_at(&self.file, &mut buf, offset)?;
+        Ok(Bytes::from(buf))
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset)
+}
+
+#[cfg(windows)]
+fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        let n = file.seek_read(buf, offset)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf = &mut buf[n..];
+        offset += n as u64;
+    }
+    Ok(())
+}
+
+/// A memory-mapped local file: reads are slices of the map, without copies.
+#[derive(Debug, Clone)]
+pub struct MmapReader {
+    map: Bytes,
+}
+
+impl MmapReader {
+    /// Maps the file at `path` into memory.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let file = File::open(path.as_ref())?;
+        // SAFETY: the map is read-only. As with every memory map, a file that
+        // another process truncates while it is mapped makes reads fault; this
+        // is the documented trade-off of `memmap2` and the reason
+        // `RNTupleFile::open` falls back to `FileReader` where mapping fails.
+        let map = unsafe { memmap2::Mmap::map(&file)? };
+        Ok(Self {
+            map: Bytes::from_owner(map),
+        })
+    }
+}
+
+impl ReadAt for MmapReader {
+    fn len(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    fn read_range(&self, offset: u64, len: usize) -> Result<Bytes> {
+        self.map.read_range(offset, len)
+    }
+}
+
+impl<T: ReadAt + ?Sized> ReadAt for Arc<T> {
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+
+    fn read_range(&self, offset: u64, len: usize) -> Result<Bytes> {
+        (**self).read_range(offset, len)
+    }
+}
