@@ -1,0 +1,165 @@
+//! The page list envelope (spec: "Page list envelope").
+
+use super::frame::{read_list_frame, read_locator, read_record_frame, Locator};
+use super::{open_envelope, EnvelopeType};
+use crate::error::{Error, Result};
+
+/// One cluster of a cluster group: its entry range and flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClusterSummary {
+    pub first_entry: u64,
+    pub n_entries: u64,
+    /// The high 8 bits; 0x01 (sharded) is refused by the descriptor.
+    pub flags: u8,
+}
+
+/// One page: its element count, locator and whether an XXH3 checksum of
+/// the compressed bytes follows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRecord {
+    pub n_elements: u32,
+    pub has_checksum: bool,
+    pub locator: Locator,
+}
+
+/// The pages of one column in one cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ColumnPageRange {
+    pub pages: Vec<PageRecord>,
+    /// Index of the column's first element in this cluster; `None` for a
+    /// suppressed column (a negative offset on disk).
+    pub element_offset: Option<u64>,
+    /// Compression settings (algorithm * 100 + level); absent when suppressed.
+    pub compression: Option<u32>,
+}
+
+/// The parsed page list envelope of one cluster group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageListEnvelope {
+    pub header_checksum: u64,
+    pub clusters: Vec<ClusterSummary>,
+    /// `columns[cluster][physical column]`.
+    pub columns: Vec<Vec<ColumnPageRange>>,
+}
+
+/// Parses a decompressed page list envelope.
+pub fn parse_page_list(data: &[u8], file_offset: u64) -> Result<PageListEnvelope> {
+    let (mut c, _) = open_envelope(data, EnvelopeType::PageList, file_offset)?;
+    let header_checksum = c.u64_le()?;
+
+    let (mut list, n) = read_list_frame(&mut c, 8 + 16)?;
+    let mut clusters = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut r = read_record_frame(&mut list)?;
+        let first_entry = r.u64_le()?;
+        let packed = r.u64_le()?;
+        clusters.push(ClusterSummary {
+            first_entry,
+            n_entries: packed & ((1 << 56) - 1),
+            flags: (packed >> 56) as u8,
+        });
+    }
+
+    // Outer list: clusters; middle: columns; inner: pages + element offset.
+    let (mut outer, n_clusters) = read_list_frame(&mut c, 12)?;
+    if n_clusters != clusters.len() {
+        return Err(Error::malformed(
+            "page list envelope",
+            file_offset,
+            format!("{} cluster summaries but page locations for {n_clusters} clusters", clusters.len()),
+        ));
+    }
+    let mut columns = Vec::with_capacity(n_clusters);
+    for _ in 0..n_clusters {
+        let (mut middle, n_columns) = read_list_frame(&mut outer, 12 + 8)?;
+        let mut cluster_columns = Vec::with_capacity(n_columns);
+        for _ in 0..n_columns {
+            // A page item: i32 element count (sign: checksum) and a 12-byte locator.
+            let (mut inner, n_pages) = read_list_frame(&mut middle, 4 + 12)?;
+            let mut pages = Vec::with_capacity(n_pages);
+            for _ in 0..n_pages {
+                let count = inner.i32_le()?;
+                let locator = read_locator(&mut inner)?;
+                pages.push(PageRecord {
+                    n_elements: count.unsigned_abs(),
+                    has_checksum: count < 0,
+                    locator,
+                });
+            }
+            let offset = inner.i64_le()?;
+            let (element_offset, compression) = if offset < 0 {
+                (None, None)
+            } else {
+                (Some(offset as u64), Some(inner.u32_le()?))
+            };
+            cluster_columns.push(ColumnPageRange {
+                pages,
+                element_offset,
+                compression,
+            });
+        }
+        columns.push(cluster_columns);
+    }
+    Ok(PageListEnvelope {
+        header_checksum,
+        clusters,
+        columns,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envelope::test_util::{envelope, Writer};
+
+    #[test]
+    fn parses_pages_checksums_and_suppressed_columns() {
+        let mut w = Writer::default();
+        w.u64(0xABC);
+        w.list(1, |w| {
+            w.record(|w| {
+                w.u64(10).u64(5 | (0x80 << 56));
+            });
+        });
+        w.list(1, |w| {
+            w.list(2, |w| {
+                w.list(2, |w| {
+                    w.i32(3).i32(12).u64(1000);
+                    w.i32(-2).i32(8).u64(1020);
+                    w.i64(40).u32(505);
+                });
+                w.list(0, |w| {
+                    w.i64(i64::MIN);
+                });
+            });
+        });
+        let p = parse_page_list(&envelope(0x03, &w.buf), 0).unwrap();
+        assert_eq!(p.clusters[0], ClusterSummary { first_entry: 10, n_entries: 5, flags: 0x80 });
+        let col = &p.columns[0][0];
+        assert_eq!(col.element_offset, Some(40));
+        assert_eq!(col.compression, Some(505));
+        assert_eq!(col.pages[1].n_elements, 2);
+        assert!(col.pages[1].has_checksum && !col.pages[0].has_checksum);
+        assert_eq!(p.columns[0][1].element_offset, None);
+    }
+
+    #[test]
+    fn huge_page_count_in_small_envelope_is_refused() {
+        let mut w = Writer::default();
+        w.u64(0);
+        w.list(1, |w| {
+            w.record(|w| {
+                w.u64(0).u64(1);
+            });
+        });
+        w.list(1, |w| {
+            w.list(1, |w| {
+                w.i64(-(12 + 8)).u32(u32::MAX).i64(0);
+            });
+        });
+        assert!(matches!(
+            parse_page_list(&envelope(0x03, &w.buf), 0),
+            Err(Error::Malformed { .. })
+        ));
+    }
+}
