@@ -7,6 +7,7 @@
 //! nearest (`f64 -> f32`) or widened exactly (`f32 -> f64`).
 
 use std::fmt;
+use std::ops::{BitOrAssign, Shl};
 
 mod sealed {
     pub trait Sealed {}
@@ -41,6 +42,10 @@ pub trait NativeType: Copy + Default + PartialEq + fmt::Debug + Send + Sync + 's
     fn cast<T: NativeType>(self) -> T;
     /// Whether the value is not zero.
     fn is_nonzero(self) -> bool;
+    /// The unsigned integer of the same size, for assembling values bytewise.
+    type Word: Copy + Default + BitOrAssign + Shl<u32, Output = Self::Word> + From<u8>;
+    /// The value with the bits of `word`.
+    fn from_word(word: Self::Word) -> Self;
 
     /// The value of `bytes`, which hold `SIZE` little-endian bytes.
     #[inline]
@@ -54,10 +59,11 @@ pub trait NativeType: Copy + Default + PartialEq + fmt::Debug + Send + Sync + 's
 }
 
 macro_rules! native_int {
-    ($t:ty, $size:literal, $wide:ty) => {
+    ($t:ty, $size:literal, $wide:ty, $word:ty) => {
         impl sealed::Sealed for $t {}
         impl NativeType for $t {
             type Bytes = [u8; $size];
+            type Word = $word;
             const SIZE: usize = $size;
             const IS_FLOAT: bool = false;
             const NAME: &'static str = stringify!($t);
@@ -91,24 +97,29 @@ macro_rules! native_int {
             fn is_nonzero(self) -> bool {
                 self != 0
             }
+            #[inline]
+            fn from_word(word: $word) -> Self {
+                word as $t
+            }
         }
     };
 }
 
-native_int!(u8, 1, u64);
-native_int!(i8, 1, i64);
-native_int!(u16, 2, u64);
-native_int!(i16, 2, i64);
-native_int!(u32, 4, u64);
-native_int!(i32, 4, i64);
-native_int!(u64, 8, u64);
-native_int!(i64, 8, i64);
+native_int!(u8, 1, u64, u8);
+native_int!(i8, 1, i64, u8);
+native_int!(u16, 2, u64, u16);
+native_int!(i16, 2, i64, u16);
+native_int!(u32, 4, u64, u32);
+native_int!(i32, 4, i64, u32);
+native_int!(u64, 8, u64, u64);
+native_int!(i64, 8, i64, u64);
 
 macro_rules! native_float {
-    ($t:ty, $size:literal, $from_self:ident) => {
+    ($t:ty, $size:literal, $bits:ty, $from_self:ident) => {
         impl sealed::Sealed for $t {}
         impl NativeType for $t {
             type Bytes = [u8; $size];
+            type Word = $bits;
             const SIZE: usize = $size;
             const IS_FLOAT: bool = true;
             const NAME: &'static str = stringify!($t);
@@ -141,12 +152,16 @@ macro_rules! native_float {
             fn is_nonzero(self) -> bool {
                 self != 0.0
             }
+            #[inline]
+            fn from_word(word: $bits) -> Self {
+                <$t>::from_bits(word)
+            }
         }
     };
 }
 
-native_float!(f32, 4, from_f32);
-native_float!(f64, 8, from_f64);
+native_float!(f32, 4, u32, from_f32);
+native_float!(f64, 8, u64, from_f64);
 
 #[cfg(test)]
 mod tests {
@@ -174,6 +189,15 @@ mod tests {
         let nan = f64::from_bits(0x7FF4_0000_0000_0001);
         assert_eq!(nan.cast::<f64>().to_bits(), 0x7FF4_0000_0000_0001);
         assert_eq!((-0.0f32).cast::<f32>().to_bits(), 0x8000_0000);
+    }
+
+    #[test]
+    fn words() {
+        assert_eq!(u16::from_word(0x5678), 0x5678);
+        assert_eq!(i8::from_word(0xFF), -1);
+        assert_eq!(i64::from_word(u64::MAX), -1);
+        assert_eq!(f32::from_word(0x3F80_0000).to_bits(), 0x3F80_0000);
+        assert_eq!(f64::from_word(0x7FF4_0000_0000_0001).to_bits(), 0x7FF4_0000_0000_0001);
     }
 
     #[test]

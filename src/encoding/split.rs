@@ -24,26 +24,73 @@ use super::BLOCK;
 /// `src`, whose length is `n * S::SIZE`.
 #[inline]
 pub(crate) fn for_each_block<S: NativeType>(src: &[u8], n: usize, mut f: impl FnMut(&[S])) {
-    let mut gathered = [S::Bytes::default(); BLOCK];
+    let mut gathered = [S::Word::default(); BLOCK];
     let mut values = [S::default(); BLOCK];
     let mut start = 0;
     while start < n {
         let len = BLOCK.min(n - start);
-        // Gather byte `b` of the block's elements from plane `b`.
-        for (b, plane) in src.chunks_exact(n).take(S::SIZE).enumerate() {
-            let part = plane.get(start..start + len).unwrap_or_default();
-            for (bytes, &byte) in gathered.iter_mut().zip(part) {
-                if let Some(slot) = bytes.as_mut().get_mut(b) {
-                    *slot = byte;
+        if S::SIZE == 8 && len == BLOCK {
+            // Eight planes of eight bytes are an 8x8 byte matrix to transpose.
+            for (group, chunk) in values.chunks_exact_mut(8).enumerate() {
+                let at = start + 8 * group;
+                let mut rows = [0u64; 8];
+                for (row, plane) in rows.iter_mut().zip(src.chunks_exact(n)) {
+                    let bytes = plane.get(at..).and_then(|rest| rest.first_chunk::<8>());
+                    *row = bytes.map_or(0, |b| u64::from_le_bytes(*b));
+                }
+                transpose8x8(&mut rows);
+                for (value, row) in chunk.iter_mut().zip(rows) {
+                    *value = S::from_le_slice(&row.to_le_bytes());
                 }
             }
-        }
-        for (value, bytes) in values.iter_mut().zip(gathered.iter().take(len)) {
-            *value = S::from_le_bytes(*bytes);
+        } else {
+            gathered.fill(S::Word::default());
+            // Byte `b` of the block's elements comes from plane `b`; shifting
+            // whole planes into lanes of the element's width vectorises.
+            for (b, plane) in src.chunks_exact(n).take(S::SIZE).enumerate() {
+                let part = plane.get(start..start + len).unwrap_or_default();
+                let shift = 8 * b as u32;
+                for (word, &byte) in gathered.iter_mut().zip(part) {
+                    *word |= S::Word::from(byte) << shift;
+                }
+            }
+            for (value, &word) in values.iter_mut().zip(gathered.iter().take(len)) {
+                *value = S::from_word(word);
+            }
         }
         f(values.get(..len).unwrap_or_default());
         start += len;
     }
+}
+
+/// Transposes the 8x8 byte matrix whose row `r` is `rows[r]` and whose
+/// column `c` is byte `c` (little-endian) of each row: afterwards byte `c`
+/// of `rows[r]` is what byte `r` of `rows[c]` was. Swaps the off-diagonal
+/// 4x4, then 2x2, then 1x1 blocks.
+#[inline]
+fn transpose8x8(rows: &mut [u64; 8]) {
+    let [r0, r1, r2, r3, r4, r5, r6, r7] = rows;
+    #[inline]
+    fn swap(a: &mut u64, b: &mut u64, shift: u32, mask: u64) {
+        let t = ((*a >> shift) ^ *b) & mask;
+        *a ^= t << shift;
+        *b ^= t;
+    }
+    const M32: u64 = 0x0000_0000_FFFF_FFFF;
+    const M16: u64 = 0x0000_FFFF_0000_FFFF;
+    const M8: u64 = 0x00FF_00FF_00FF_00FF;
+    swap(r0, r4, 32, M32);
+    swap(r1, r5, 32, M32);
+    swap(r2, r6, 32, M32);
+    swap(r3, r7, 32, M32);
+    swap(r0, r2, 16, M16);
+    swap(r1, r3, 16, M16);
+    swap(r4, r6, 16, M16);
+    swap(r5, r7, 16, M16);
+    swap(r0, r1, 8, M8);
+    swap(r2, r3, 8, M8);
+    swap(r4, r5, 8, M8);
+    swap(r6, r7, 8, M8);
 }
 
 /// Appends the split encoding of `values` to `out`.
@@ -90,6 +137,19 @@ mod tests {
             assert_eq!(collect::<u32>(&split(&values), n), values, "n = {n}");
             let values: Vec<i16> = (0..n as i16).map(|i| i.wrapping_mul(-7919)).collect();
             assert_eq!(collect::<i16>(&split(&values), n), values, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn transpose_of_an_8x8_byte_matrix() {
+        let mut rows: [u64; 8] =
+            std::array::from_fn(|r| u64::from_le_bytes(std::array::from_fn(|c| (16 * r + c) as u8)));
+        transpose8x8(&mut rows);
+        for (r, row) in rows.iter().enumerate() {
+            assert_eq!(
+                row.to_le_bytes(),
+                std::array::from_fn::<u8, 8, _>(|c| (16 * c + r) as u8)
+            );
         }
     }
 
