@@ -1,0 +1,342 @@
+//! Building Arrow arrays for a range of entries of one cluster, by walking
+//! the [`FieldNode`] tree.
+//!
+//! ```text
+//!  entries [a, b) ─> node ─┬─ primitive:  values [a, b)
+//!                          ├─ collection: index [a-1, b) -> offsets, child [start, end)
+//!                          ├─ array<N>:   child [a*N, b*N)
+//!                          ├─ record:     every child [a, b)
+//!                          └─ variant:    switch [a, b) -> per alternative [min, max]
+//! ```
+//!
+//! Index columns hold cluster-relative end offsets; Arrow offsets are
+//! rebuilt from them for every batch, starting at zero.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::types::*;
+use arrow_array::{
+    new_null_array, Array, ArrayRef, BinaryArray, BooleanArray, FixedSizeListArray, ListArray, MapArray, PrimitiveArray,
+    StringArray, StructArray, UInt32Array, UInt64Array, UnionArray,
+};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::DataType;
+
+use super::schema::{FieldNode, Leaf, NodeKind};
+use crate::descriptor::{ClusterDescriptor, Descriptor};
+use crate::encoding::{BitVec, NativeType};
+use crate::error::{Error, Result, ResultExt};
+use crate::page::{ColumnCursor, PageSource};
+
+/// The reader of one node in one cluster: its column cursors and children.
+#[derive(Debug)]
+pub struct NodeReader {
+    node: FieldNode,
+    path: String,
+    cursors: Vec<ColumnCursor>,
+    children: Vec<NodeReader>,
+}
+
+impl NodeReader {
+    /// Prepares reading `node` in `cluster`: picks the column representation
+    /// that is primary in this cluster and opens a cursor per column.
+    pub fn new(
+        descriptor: &Descriptor,
+        source: &PageSource,
+        node: &FieldNode,
+        cluster: &ClusterDescriptor,
+    ) -> Result<Self> {
+        let path = descriptor.field_path(node.field_id);
+        let field = descriptor
+            .field(node.field_id)
+            .ok_or_else(|| Error::InvalidArgument(format!("no field {}", node.field_id)))?;
+        // The primary representation is the one whose columns are not
+        // suppressed; a field absent from the cluster reads as zeros.
+        let representation = field
+            .representations
+            .iter()
+            .find(|rep| rep.iter().all(|&c| cluster.column(c).is_some()))
+            .or(field.representations.first());
+        let mut per_column = node.per_entry;
+        if let NodeKind::Bitset(n) = node.kind {
+            per_column = per_column.and_then(|p| p.checked_mul(n as u64));
+        }
+        let expected_first = per_column.and_then(|p| cluster.first_entry.checked_mul(p));
+        // Only the first column of a string or streamed field has one
+        // element per entry; its byte column follows the offsets.
+        let per_entry_columns = match node.kind {
+            NodeKind::String | NodeKind::Streamed => 1,
+            _ => usize::MAX,
+        };
+        let mut cursors = Vec::new();
+        for (k, &id) in representation.map(Vec::as_slice).unwrap_or_default().iter().enumerate() {
+            let column = descriptor
+                .column(id)
+                .ok_or_else(|| Error::malformed("schema description", 0, format!("missing column {id}")))?;
+            let first = if k < per_entry_columns { expected_first } else { None };
+            cursors.push(ColumnCursor::new(source, column, cluster, first).with_context(|| path.clone())?);
+        }
+        let children = child_nodes(node)
+            .into_iter()
+            .map(|c| NodeReader::new(descriptor, source, c, cluster))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            node: node.clone(),
+            path,
+            cursors,
+            children,
+        })
+    }
+
+    /// The Arrow array for cluster-relative slots `range` of this node.
+    pub fn read(&mut self, range: Range<u64>) -> Result<ArrayRef> {
+        let path = self.path.clone();
+        self.read_inner(range).with_context(|| format!("field {path}"))
+    }
+
+    fn cursor(&mut self, k: usize) -> Result<&mut ColumnCursor> {
+        let path = &self.path;
+        self.cursors
+            .get_mut(k)
+            .ok_or_else(|| Error::malformed("schema description", 0, format!("field {path} lacks column {k}")))
+    }
+
+    fn child(&mut self, k: usize) -> Result<&mut NodeReader> {
+        let path = &self.path;
+        self.children
+            .get_mut(k)
+            .ok_or_else(|| Error::malformed("schema description", 0, format!("field {path} lacks subfield {k}")))
+    }
+
+    fn read_inner(&mut self, range: Range<u64>) -> Result<ArrayRef> {
+        let len = usize::try_from(range.end - range.start).map_err(|_| Error::InvalidArgument("range too large".into()))?;
+        let data_type = self.node.arrow.data_type().clone();
+        match self.node.kind.clone() {
+            NodeKind::Primitive(leaf) => self.read_primitive(leaf, range),
+            NodeKind::String | NodeKind::Streamed => {
+                let (offsets, elements) = self.read_offsets(range)?;
+                let mut bytes = Vec::new();
+                self.cursor(1)?.read_values::<u8>(elements, &mut bytes)?;
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+                if matches!(self.node.kind, NodeKind::String) {
+                    let array = StringArray::try_new(offsets, Buffer::from_vec(bytes), None)
+                        .map_err(|e| Error::malformed("page", 0, format!("string is not valid UTF-8: {e}")))?;
+                    Ok(Arc::new(array))
+                } else {
+                    Ok(Arc::new(BinaryArray::try_new(offsets, Buffer::from_vec(bytes), None)?))
+                }
+            }
+            NodeKind::List(_) => {
+                let (offsets, elements) = self.read_offsets(range)?;
+                let values = self.child(0)?.read(elements)?;
+                let DataType::List(item) = data_type else { return Err(type_mismatch(&self.path)) };
+                Ok(Arc::new(ListArray::try_new(item, OffsetBuffer::new(ScalarBuffer::from(offsets)), values, None)?))
+            }
+            NodeKind::FixedSizeList(_, n) => {
+                let n64 = n as u64;
+                let values = self.child(0)?.read(range.start * n64..range.end * n64)?;
+                let DataType::FixedSizeList(item, size) = data_type else { return Err(type_mismatch(&self.path)) };
+                Ok(Arc::new(FixedSizeListArray::try_new(item, size, values, None)?))
+            }
+            NodeKind::Bitset(n) => {
+                let n64 = n as u64;
+                let mut bits = BitVec::new();
+                self.cursor(0)?.read_bits(range.start * n64..range.end * n64, &mut bits)?;
+                let values: ArrayRef = Arc::new(bool_array(bits));
+                let DataType::FixedSizeList(item, size) = data_type else { return Err(type_mismatch(&self.path)) };
+                Ok(Arc::new(FixedSizeListArray::try_new(item, size, values, None)?))
+            }
+            NodeKind::Struct(_) => {
+                let DataType::Struct(fields) = data_type else { return Err(type_mismatch(&self.path)) };
+                if fields.is_empty() {
+                    return Ok(Arc::new(StructArray::new_empty_fields(len, None)));
+                }
+                let mut arrays = Vec::with_capacity(self.children.len());
+                for child in &mut self.children {
+                    arrays.push(child.read(range.clone())?);
+                }
+                Ok(Arc::new(StructArray::try_new(fields, arrays, None)?))
+            }
+            NodeKind::Map(_, _) => {
+                let (offsets, elements) = self.read_offsets(range)?;
+                let keys = self.child(0)?.read(elements.clone())?;
+                let values = self.child(1)?.read(elements)?;
+                let DataType::Map(entries_field, sorted) = data_type else { return Err(type_mismatch(&self.path)) };
+                let DataType::Struct(entry_fields) = entries_field.data_type().clone() else {
+                    return Err(type_mismatch(&self.path));
+                };
+                let entries = StructArray::try_new(entry_fields, vec![keys, values], None)?;
+                Ok(Arc::new(MapArray::try_new(
+                    entries_field,
+                    OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                    entries,
+                    None,
+                    sorted,
+                )?))
+            }
+            NodeKind::Nullable(_) => {
+                let (offsets, elements) = self.read_offsets(range)?;
+                let values = self.child(0)?.read(elements)?;
+                let mut indices = Vec::with_capacity(len);
+                for w in offsets.windows(2) {
+                    let (start, end) = (w[0], w[1]);
+                    match end - start {
+                        0 => indices.push(None),
+                        1 => indices.push(Some(start as u32)),
+                        n => {
+                            return Err(Error::malformed(
+                                "page",
+                                0,
+                                format!("optional field {} holds {n} values in one entry", self.path),
+                            ))
+                        }
+                    }
+                }
+                Ok(::arrow::compute::take(values.as_ref(), &UInt32Array::from(indices), None)?)
+            }
+            NodeKind::Cardinality { wide } => {
+                let (offsets, _) = self.read_offsets(range)?;
+                let sizes = offsets.windows(2).map(|w| (w[1] - w[0]) as u64);
+                if wide {
+                    Ok(Arc::new(UInt64Array::from_iter_values(sizes)))
+                } else {
+                    Ok(Arc::new(UInt32Array::from_iter_values(sizes.map(|s| s as u32))))
+                }
+            }
+            NodeKind::Wrapper(_) => self.child(0)?.read(range),
+            NodeKind::Union(_) => self.read_union(range, data_type),
+        }
+    }
+
+    fn read_primitive(&mut self, leaf: Leaf, range: Range<u64>) -> Result<ArrayRef> {
+        fn values<T: ArrowPrimitiveType>(cursor: &mut ColumnCursor, range: Range<u64>) -> Result<ArrayRef>
+        where
+            T::Native: NativeType,
+        {
+            let mut out: Vec<T::Native> = Vec::with_capacity((range.end - range.start) as usize);
+            cursor.read_values(range, &mut out)?;
+            Ok(Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(out), None)))
+        }
+        let cursor = self.cursor(0)?;
+        match leaf {
+            Leaf::Bool => {
+                let mut bits = BitVec::new();
+                cursor.read_bits(range, &mut bits)?;
+                Ok(Arc::new(bool_array(bits)))
+            }
+            Leaf::Int8 => values::<Int8Type>(cursor, range),
+            Leaf::UInt8 => values::<UInt8Type>(cursor, range),
+            Leaf::Int16 => values::<Int16Type>(cursor, range),
+            Leaf::UInt16 => values::<UInt16Type>(cursor, range),
+            Leaf::Int32 => values::<Int32Type>(cursor, range),
+            Leaf::UInt32 => values::<UInt32Type>(cursor, range),
+            Leaf::Int64 => values::<Int64Type>(cursor, range),
+            Leaf::UInt64 => values::<UInt64Type>(cursor, range),
+            Leaf::Float32 => values::<Float32Type>(cursor, range),
+            Leaf::Float64 => values::<Float64Type>(cursor, range),
+        }
+    }
+
+    /// Reads the index column (column 0) for slots `range` and returns Arrow
+    /// offsets starting at zero, with the cluster-relative element range.
+    fn read_offsets(&mut self, range: Range<u64>) -> Result<(Vec<i32>, Range<u64>)> {
+        let mut ends = Vec::with_capacity((range.end - range.start) as usize + 1);
+        let first = range.start.saturating_sub(1);
+        self.cursor(0)?.read_index(first..range.end, &mut ends)?;
+        let start = if range.start == 0 { 0 } else { ends.first().copied().unwrap_or(0) };
+        let ends = if range.start == 0 { &ends[..] } else { ends.get(1..).unwrap_or_default() };
+        let mut offsets = Vec::with_capacity(ends.len() + 1);
+        offsets.push(0i32);
+        let mut previous = start;
+        for &end in ends {
+            if end < previous {
+                return Err(Error::malformed(
+                    "page",
+                    0,
+                    format!("collection offsets of {} decrease ({previous} then {end})", self.path),
+                ));
+            }
+            let rel = i32::try_from(end - start)
+                .map_err(|_| Error::unsupported(format!("more than 2^31 elements in one batch of {}", self.path)))?;
+            offsets.push(rel);
+            previous = end;
+        }
+        Ok((offsets, start..previous))
+    }
+
+    fn read_union(&mut self, range: Range<u64>, data_type: DataType) -> Result<ArrayRef> {
+        let DataType::Union(fields, _) = data_type else { return Err(type_mismatch(&self.path)) };
+        let mut index = Vec::new();
+        let mut tag = Vec::new();
+        self.cursor(0)?.read_switch(range, &mut index, &mut tag)?;
+        let n_alternatives = self.children.len();
+        // The range of elements each alternative needs.
+        let mut bounds: Vec<Option<(u64, u64)>> = vec![None; n_alternatives];
+        for (&i, &t) in index.iter().zip(&tag) {
+            if t == 0 {
+                continue;
+            }
+            let slot = bounds.get_mut(t as usize - 1).ok_or_else(|| {
+                Error::malformed("page", 0, format!("variant {} has tag {t} of {n_alternatives} alternatives", self.path))
+            })?;
+            *slot = Some(match *slot {
+                None => (i, i),
+                Some((lo, hi)) => (lo.min(i), hi.max(i)),
+            });
+        }
+        let mut children = Vec::with_capacity(n_alternatives);
+        for (k, b) in bounds.iter().enumerate() {
+            let array = match b {
+                Some((lo, hi)) => self.child(k)?.read(*lo..hi + 1)?,
+                None => self.child(k)?.read(0..0)?,
+            };
+            children.push(array);
+        }
+        // Entries without a valid alternative point at a null appended to the first child.
+        let has_null = tag.contains(&0);
+        let null_slot = children.first().map_or(0, |c| c.len()) as i32;
+        if has_null {
+            if let Some(first) = children.first_mut() {
+                let null = new_null_array(first.data_type(), 1);
+                *first = ::arrow::compute::concat(&[first.as_ref(), null.as_ref()])?;
+            }
+        }
+        let mut type_ids = Vec::with_capacity(tag.len());
+        let mut offsets = Vec::with_capacity(tag.len());
+        for (&i, &t) in index.iter().zip(&tag) {
+            if t == 0 {
+                type_ids.push(0i8);
+                offsets.push(null_slot);
+            } else {
+                let lo = bounds.get(t as usize - 1).copied().flatten().map_or(0, |(lo, _)| lo);
+                type_ids.push((t - 1) as i8);
+                offsets.push((i - lo) as i32);
+            }
+        }
+        Ok(Arc::new(UnionArray::try_new(
+            fields,
+            ScalarBuffer::from(type_ids),
+            Some(ScalarBuffer::from(offsets)),
+            children,
+        )?))
+    }
+}
+
+fn child_nodes(node: &FieldNode) -> Vec<&FieldNode> {
+    match &node.kind {
+        NodeKind::List(c) | NodeKind::FixedSizeList(c, _) | NodeKind::Nullable(c) | NodeKind::Wrapper(c) => vec![c],
+        NodeKind::Map(k, v) => vec![k, v],
+        NodeKind::Struct(children) | NodeKind::Union(children) => children.iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn bool_array(bits: BitVec) -> BooleanArray {
+    let (bytes, len) = bits.into_parts();
+    BooleanArray::new(BooleanBuffer::new(Buffer::from_vec(bytes), 0, len), None::<NullBuffer>)
+}
+
+fn type_mismatch(path: &str) -> Error {
+    Error::InvalidArgument(format!("internal: Arrow type of {path} does not match its node"))
+}

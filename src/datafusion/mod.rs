@@ -1,0 +1,1 @@
+//! DataFusion integration: the `rntuple` table format and HEP functions.

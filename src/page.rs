@@ -1,0 +1,335 @@
+//! Pages of one column in one cluster: fetch, verify, decompress, decode.
+//!
+//! ```text
+//!  cluster-relative elements  0 ........ zeros ........ | page 0 | page 1 | ... |
+//!                             (deferred column: synthetic zeros, no pages)
+//!  read_*(range) ─> pages overlapping range ─> read_checked ─> XXH3 check
+//!                 ─> decompress_into ─> decode_* ─> typed values appended
+//! ```
+//!
+//! A [`ColumnCursor`] keeps the last decompressed page, so consecutive
+//! batches that share a page fetch and decompress it once.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::compression::decompress_into;
+use crate::descriptor::{ClusterDescriptor, ColumnDescriptor};
+use crate::encoding::{self, BitVec, ColumnCoding, NativeType};
+use crate::envelope::PageRecord;
+use crate::error::{Error, Result, ResultExt};
+use crate::container::read_blob;
+use crate::io::ReadAt;
+
+/// Limits that protect against decompression bombs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest uncompressed page accepted, in bytes.
+    pub max_page_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_page_bytes: 1 << 30,
+        }
+    }
+}
+
+/// Where pages come from: the file, its RBlob key size and the limits.
+#[derive(Debug, Clone)]
+pub struct PageSource {
+    pub source: Arc<dyn ReadAt>,
+    /// Payloads larger than this are split over several keys.
+    pub max_key_size: u64,
+    pub limits: Limits,
+}
+
+/// Reads element ranges of one column within one cluster.
+#[derive(Debug)]
+pub struct ColumnCursor {
+    source: PageSource,
+    coding: ColumnCoding,
+    column_id: u32,
+    cluster_id: u64,
+    pages: Vec<PageRecord>,
+    /// Cluster-relative index of each page's first element; one more entry
+    /// holds the end of the last page.
+    starts: Vec<u64>,
+    current: Option<(usize, Vec<u8>)>,
+}
+
+impl ColumnCursor {
+    /// A cursor over `column` in `cluster`. `expected_first` is the element
+    /// index at which the column starts in this cluster when that is known
+    /// from the entry number (columns outside collections); elements before
+    /// the first page are then synthetic zeros (deferred columns). A column
+    /// absent from the cluster reads as zeros.
+    pub fn new(
+        source: &PageSource,
+        column: &ColumnDescriptor,
+        cluster: &ClusterDescriptor,
+        expected_first: Option<u64>,
+    ) -> Result<Self> {
+        let coding = ColumnCoding {
+            column_type: column.column_type,
+            bits_on_storage: column.bits_on_storage,
+            value_range: column.value_range,
+        };
+        let (pages, zeros) = match cluster.column(column.id) {
+            Some(range) => {
+                let offset = range.element_offset.unwrap_or(0);
+                let zeros = match expected_first {
+                    Some(first) => offset.checked_sub(first).ok_or_else(|| {
+                        Error::malformed(
+                            "page list envelope",
+                            0,
+                            format!("column {} starts at element {offset} in cluster {}, before its first entry's element {first}", column.id, cluster.id),
+                        )
+                    })?,
+                    None => 0,
+                };
+                (range.pages.clone(), zeros)
+            }
+            None => (Vec::new(), u64::MAX),
+        };
+        let mut starts = Vec::with_capacity(pages.len() + 1);
+        let mut at = zeros;
+        for page in &pages {
+            starts.push(at);
+            at = at.saturating_add(u64::from(page.n_elements));
+        }
+        starts.push(at);
+        Ok(Self {
+            source: source.clone(),
+            coding,
+            column_id: column.id,
+            cluster_id: cluster.id,
+            pages,
+            starts,
+            current: None,
+        })
+    }
+
+    fn zeros_end(&self) -> u64 {
+        self.starts.first().copied().unwrap_or(u64::MAX)
+    }
+
+    fn end(&self) -> u64 {
+        if self.pages.is_empty() {
+            return u64::MAX; // an absent (deferred) column: zeros throughout
+        }
+        self.starts.last().copied().unwrap_or(0)
+    }
+
+    /// Visits the pieces of `range`: runs of synthetic zeros and slices of
+    /// decompressed pages.
+    fn for_each_piece(&mut self, range: Range<u64>, mut f: impl FnMut(Piece<'_>, &ColumnCoding) -> Result<()>) -> Result<()> {
+        if range.end > self.end() {
+            return Err(Error::malformed(
+                "page list envelope",
+                0,
+                format!(
+                    "column {} has {} elements in cluster {}, element {} was needed",
+                    self.column_id,
+                    self.end(),
+                    self.cluster_id,
+                    range.end.saturating_sub(1)
+                ),
+            ));
+        }
+        let mut at = range.start;
+        let zeros_end = self.zeros_end().min(range.end);
+        if at < zeros_end {
+            f(Piece::Zeros(to_usize(zeros_end - at)?), &self.coding)?;
+            at = zeros_end;
+        }
+        while at < range.end {
+            // The page holding element `at`.
+            let k = self.starts.partition_point(|&s| s <= at).saturating_sub(1);
+            let (page_start, page_end) = match (self.starts.get(k), self.starts.get(k + 1)) {
+                (Some(&s), Some(&e)) => (s, e),
+                _ => return Err(Error::malformed("page list envelope", 0, "page index out of range")),
+            };
+            if page_end <= at {
+                // An empty page; move on.
+                at = page_end.max(at);
+                if page_end == at && k + 1 >= self.pages.len() {
+                    break;
+                }
+                continue;
+            }
+            self.load(k)?;
+            let stop = page_end.min(range.end);
+            let (n, offset) = self.pages.get(k).map_or((0, 0), |p| (p.n_elements as usize, p.locator.offset));
+            if let Some((_, bytes)) = &self.current {
+                let sub = to_usize(at - page_start)?..to_usize(stop - page_start)?;
+                f(Piece::Page { bytes, n, sub, offset }, &self.coding)?;
+            }
+            at = stop;
+        }
+        Ok(())
+    }
+
+    /// Makes page `k` the current, decompressed page.
+    fn load(&mut self, k: usize) -> Result<()> {
+        if matches!(&self.current, Some((c, _)) if *c == k) {
+            return Ok(());
+        }
+        let page = *self
+            .pages
+            .get(k)
+            .ok_or_else(|| Error::malformed("page list envelope", 0, "page index out of range"))?;
+        let bits = u64::from(self.coding.bits_on_storage);
+        let len = (u64::from(page.n_elements) * bits).div_ceil(8);
+        if len > self.source.limits.max_page_bytes {
+            return Err(Error::LimitExceeded {
+                what: "uncompressed page",
+                requested: len,
+                limit: self.source.limits.max_page_bytes,
+            });
+        }
+        let offset = page.locator.offset;
+        let stored = page.locator.size + if page.has_checksum { 8 } else { 0 };
+        // A page and its checksum may be split over several keys.
+        let data = read_blob(self.source.source.as_ref(), offset, stored, self.source.max_key_size)?;
+        if data.len() as u64 != stored {
+            return Err(Error::malformed("page", offset, format!("read {} bytes, expected {stored}", data.len())));
+        }
+        let (compressed, checksum) = data.split_at(page.locator.size as usize);
+        if page.has_checksum {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(checksum);
+            let expected = u64::from_le_bytes(b);
+            let actual = xxh3_64(compressed);
+            if expected != actual {
+                return Err(Error::ChecksumMismatch {
+                    what: "page",
+                    offset,
+                    expected,
+                    actual,
+                });
+            }
+        }
+        if len > compressed.len() as u64 && compressed.len() < 9 {
+            return Err(Error::malformed("page", offset, format!("{} bytes cannot hold a {len}-byte page", compressed.len())));
+        }
+        let mut buf = std::mem::take(&mut self.current).map(|(_, b)| b).unwrap_or_default();
+        buf.clear();
+        buf.resize(to_usize(len)?, 0);
+        decompress_into(compressed, &mut buf, offset)?;
+        self.current = Some((k, buf));
+        Ok(())
+    }
+
+    fn context(&self) -> String {
+        format!("column {} in cluster {}", self.column_id, self.cluster_id)
+    }
+
+    /// Appends the values of `range` to `out`, converted to `T`.
+    pub fn read_values<T: NativeType>(&mut self, range: Range<u64>, out: &mut Vec<T>) -> Result<()> {
+        let mut scratch: Vec<T> = Vec::new();
+        let ctx = self.context();
+        self.for_each_piece(range, |piece, coding| match piece {
+            Piece::Zeros(n) => {
+                out.resize(out.len() + n, T::default());
+                Ok(())
+            }
+            Piece::Page { bytes, n, sub, offset } if sub.start == 0 && sub.end == n => {
+                encoding::decode_values(coding, bytes, n, offset, out)
+            }
+            Piece::Page { bytes, n, sub, offset } => {
+                scratch.clear();
+                encoding::decode_values(coding, bytes, n, offset, &mut scratch)?;
+                out.extend_from_slice(scratch.get(sub).unwrap_or_default());
+                Ok(())
+            }
+        })
+        .with_context(|| ctx)
+    }
+
+    /// Appends the collection end offsets of `range` (cluster-relative).
+    pub fn read_index(&mut self, range: Range<u64>, out: &mut Vec<u64>) -> Result<()> {
+        let mut scratch = Vec::new();
+        let ctx = self.context();
+        self.for_each_piece(range, |piece, coding| match piece {
+            Piece::Zeros(n) => {
+                out.resize(out.len() + n, 0);
+                Ok(())
+            }
+            Piece::Page { bytes, n, sub, offset } if sub.start == 0 && sub.end == n => {
+                encoding::decode_index(coding, bytes, n, offset, out)
+            }
+            Piece::Page { bytes, n, sub, offset } => {
+                scratch.clear();
+                encoding::decode_index(coding, bytes, n, offset, &mut scratch)?;
+                out.extend_from_slice(scratch.get(sub).unwrap_or_default());
+                Ok(())
+            }
+        })
+        .with_context(|| ctx)
+    }
+
+    /// Appends the variant switch values (index, tag) of `range`.
+    pub fn read_switch(&mut self, range: Range<u64>, index: &mut Vec<u64>, tag: &mut Vec<u32>) -> Result<()> {
+        let (mut si, mut st) = (Vec::new(), Vec::new());
+        let ctx = self.context();
+        self.for_each_piece(range, |piece, coding| match piece {
+            Piece::Zeros(n) => {
+                index.resize(index.len() + n, 0);
+                tag.resize(tag.len() + n, 0);
+                Ok(())
+            }
+            Piece::Page { bytes, n, sub, offset } => {
+                si.clear();
+                st.clear();
+                encoding::decode_switch(coding, bytes, n, offset, &mut si, &mut st)?;
+                index.extend_from_slice(si.get(sub.clone()).unwrap_or_default());
+                tag.extend_from_slice(st.get(sub).unwrap_or_default());
+                Ok(())
+            }
+        })
+        .with_context(|| ctx)
+    }
+
+    /// Appends the booleans of `range`.
+    pub fn read_bits(&mut self, range: Range<u64>, out: &mut BitVec) -> Result<()> {
+        let mut scratch = BitVec::new();
+        let ctx = self.context();
+        self.for_each_piece(range, |piece, coding| match piece {
+            Piece::Zeros(n) => {
+                out.extend_packed(&vec![0u8; n.div_ceil(8)], n);
+                Ok(())
+            }
+            Piece::Page { bytes, n, sub, offset } if sub.start == 0 && sub.end == n => {
+                encoding::decode_bits(coding, bytes, n, offset, out)
+            }
+            Piece::Page { bytes, n, sub, offset } => {
+                scratch.clear();
+                encoding::decode_bits(coding, bytes, n, offset, &mut scratch)?;
+                out.reserve(sub.len());
+                for i in sub {
+                    out.push(scratch.get(i).unwrap_or(false));
+                }
+                Ok(())
+            }
+        })
+        .with_context(|| ctx)
+    }
+}
+
+enum Piece<'a> {
+    Zeros(usize),
+    Page {
+        bytes: &'a [u8],
+        n: usize,
+        sub: Range<usize>,
+        offset: u64,
+    },
+}
+
+fn to_usize(n: u64) -> Result<usize> {
+    usize::try_from(n).map_err(|_| Error::malformed("page", 0, format!("{n} elements do not fit in memory")))
+}

@@ -1,0 +1,248 @@
+//! The reader builder and the record batch iterator.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, RecordBatchOptions, RecordBatchReader};
+use arrow_schema::{ArrowError, Schema, SchemaRef};
+use rayon::prelude::*;
+
+use super::ntuple::RNTuple;
+use crate::arrow::assemble::NodeReader;
+use crate::arrow::schema::project;
+use crate::arrow::FieldNode;
+use crate::descriptor::{ClusterDescriptor, Descriptor};
+use crate::error::{Result, ResultExt};
+
+/// Default number of entries per batch.
+pub const DEFAULT_BATCH_SIZE: usize = 65_536;
+
+/// Configures a read of one RNTuple, in the manner of arrow-rs'
+/// `ParquetRecordBatchReaderBuilder`: metadata is available before
+/// [`build`](Self::build) and every setter consumes and returns the builder.
+///
+/// ```no_run
+/// use rntuple::RNTupleFile;
+/// let file = RNTupleFile::open("events.root")?;
+/// let reader = file
+///     .reader_builder(Some("Events"))?
+///     .with_projection(["Muon_pt", "nMuon"])?
+///     .with_entry_range(0..1000)
+///     .with_batch_size(256)
+///     .build()?;
+/// for batch in reader {
+///     println!("{} rows", batch?.num_rows());
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct RNTupleReaderBuilder {
+    ntuple: RNTuple,
+    nodes: Vec<FieldNode>,
+    schema: SchemaRef,
+    entry_range: Option<Range<u64>>,
+    clusters: Option<Vec<u64>>,
+    batch_size: usize,
+    limit: Option<u64>,
+}
+
+impl RNTupleReaderBuilder {
+    /// A builder reading every field of `ntuple`.
+    pub fn new(ntuple: RNTuple) -> Self {
+        let mapping = ntuple.mapping().clone();
+        Self {
+            nodes: mapping.nodes.clone(),
+            schema: mapping.schema.clone(),
+            ntuple,
+            entry_range: None,
+            clusters: None,
+            batch_size: DEFAULT_BATCH_SIZE,
+            limit: None,
+        }
+    }
+
+    /// The Arrow schema of the batches, with the projection applied.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// The RNTuple's descriptor.
+    pub fn descriptor(&self) -> &Arc<Descriptor> {
+        self.ntuple.descriptor()
+    }
+
+    /// The RNTuple being read.
+    pub fn ntuple(&self) -> &RNTuple {
+        &self.ntuple
+    }
+
+    /// Reads only the fields at these paths: top-level names (`"Muon_pt"`)
+    /// or nested paths (`"Jet.pt"`), which read only the columns below them.
+    pub fn with_projection<I, S>(mut self, paths: I) -> Result<Self>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let paths: Vec<String> = paths.into_iter().map(|s| s.as_ref().to_string()).collect();
+        let mapping = self.ntuple.mapping();
+        self.nodes = project(mapping, self.ntuple.descriptor(), &paths)?;
+        let fields: Vec<_> = self.nodes.iter().map(|n| n.arrow.clone()).collect();
+        self.schema = Arc::new(Schema::new_with_metadata(fields, mapping.schema.metadata().clone()));
+        Ok(self)
+    }
+
+    /// Reads only entries in `range` (clamped to the entries there are).
+    pub fn with_entry_range(mut self, range: Range<u64>) -> Self {
+        self.entry_range = Some(range);
+        self
+    }
+
+    /// Reads only the clusters with these IDs.
+    pub fn with_clusters(mut self, clusters: impl IntoIterator<Item = u64>) -> Self {
+        self.clusters = Some(clusters.into_iter().collect());
+        self
+    }
+
+    /// At most `n` entries per batch (at least 1).
+    pub fn with_batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n.max(1);
+        self
+    }
+
+    /// Stops after `n` entries.
+    pub fn with_limit(mut self, n: u64) -> Self {
+        self.limit = Some(n);
+        self
+    }
+
+    /// The batches the reader will produce: (cluster, cluster-relative entry range).
+    fn plan(&self) -> Result<Vec<(ClusterDescriptor, Range<u64>)>> {
+        let n_entries = self.ntuple.n_entries();
+        let wanted = self.entry_range.clone().unwrap_or(0..n_entries);
+        let wanted = wanted.start.min(n_entries)..wanted.end.min(n_entries);
+        let mut remaining = self.limit.unwrap_or(u64::MAX);
+        let mut plan = Vec::new();
+        for cluster in self.ntuple.clusters()? {
+            if let Some(ids) = &self.clusters {
+                if !ids.contains(&cluster.id) {
+                    continue;
+                }
+            }
+            let end = cluster.first_entry + cluster.n_entries;
+            let start = wanted.start.max(cluster.first_entry);
+            let stop = wanted.end.min(end);
+            if start >= stop || remaining == 0 {
+                continue;
+            }
+            let take = (stop - start).min(remaining);
+            remaining -= take;
+            let first = start - cluster.first_entry;
+            plan.push((cluster, first..first + take));
+        }
+        Ok(plan)
+    }
+
+    /// Plans the read and returns the batch iterator.
+    pub fn build(self) -> Result<RNTupleRecordBatchReader> {
+        let plan = self.plan()?;
+        Ok(RNTupleRecordBatchReader {
+            ntuple: self.ntuple,
+            nodes: self.nodes,
+            schema: self.schema,
+            batch_size: self.batch_size as u64,
+            plan: plan.into_iter(),
+            current: None,
+        })
+    }
+}
+
+/// Iterates over the record batches of a read, in entry order.
+#[derive(Debug)]
+pub struct RNTupleRecordBatchReader {
+    ntuple: RNTuple,
+    nodes: Vec<FieldNode>,
+    schema: SchemaRef,
+    batch_size: u64,
+    plan: std::vec::IntoIter<(ClusterDescriptor, Range<u64>)>,
+    current: Option<ClusterState>,
+}
+
+#[derive(Debug)]
+struct ClusterState {
+    id: u64,
+    readers: Vec<NodeReader>,
+    next: u64,
+    end: u64,
+}
+
+impl RNTupleRecordBatchReader {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            if let Some(state) = &mut self.current {
+                if state.next < state.end {
+                    let range = state.next..(state.next + self.batch_size).min(state.end);
+                    state.next = range.end;
+                    let id = state.id;
+                    let columns = state
+                        .readers
+                        .par_iter_mut()
+                        .map(|r| r.read(range.clone()))
+                        .collect::<Result<Vec<_>>>()
+                        .with_context(|| format!("cluster {id}"))?;
+                    let options = RecordBatchOptions::new().with_row_count(Some((range.end - range.start) as usize));
+                    let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+                    return Ok(Some(batch));
+                }
+                self.current = None;
+            }
+            let Some((cluster, range)) = self.plan.next() else { return Ok(None) };
+            let descriptor = self.ntuple.descriptor();
+            let pages = self.ntuple.page_source();
+            let readers = self
+                .nodes
+                .iter()
+                .map(|node| NodeReader::new(descriptor, &pages, node, &cluster))
+                .collect::<Result<Vec<_>>>()
+                .with_context(|| format!("cluster {}", cluster.id))?;
+            self.current = Some(ClusterState {
+                id: cluster.id,
+                readers,
+                next: range.start,
+                end: range.end,
+            });
+        }
+    }
+
+    /// Reads all remaining batches.
+    pub fn collect_batches(self) -> Result<Vec<RecordBatch>> {
+        let mut out = Vec::new();
+        let mut reader = self;
+        while let Some(batch) = reader.next_batch()? {
+            out.push(batch);
+        }
+        Ok(out)
+    }
+}
+
+impl Iterator for RNTupleRecordBatchReader {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.next_batch() {
+            Ok(Some(batch)) => Some(Ok(batch)),
+            Ok(None) => None,
+            Err(e) => {
+                // After an error the read is over.
+                self.plan = Vec::new().into_iter();
+                self.current = None;
+                Some(Err(e.into()))
+            }
+        }
+    }
+}
+
+impl RecordBatchReader for RNTupleRecordBatchReader {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}

@@ -1,0 +1,298 @@
+//! Files, their RNTuples, and the metadata of one RNTuple.
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+
+use super::builder::RNTupleReaderBuilder;
+use crate::arrow::{map_descriptor, ArrowMapping};
+use crate::compression::decompress_to_vec;
+use crate::container::{read_blob, Anchor, RootFile};
+use crate::descriptor::{ClusterDescriptor, ClusterGroup, Descriptor};
+use crate::envelope::{parse_footer, parse_header, parse_page_list};
+use crate::error::{Error, Result, ResultExt};
+use crate::io::{FileReader, MmapReader, ReadAt};
+use crate::page::{Limits, PageSource};
+
+/// One RNTuple listed in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NTupleInfo {
+    /// Directory path and name, `/`-separated (`"sub/Events"`).
+    pub path: String,
+    pub name: String,
+    /// Format version from the anchor: epoch, major, minor, patch.
+    pub version: [u16; 4],
+}
+
+/// A ROOT file and the RNTuples in it.
+#[derive(Debug, Clone)]
+pub struct RNTupleFile {
+    source: Arc<dyn ReadAt>,
+    root: Arc<RootFile>,
+}
+
+impl RNTupleFile {
+    /// Opens a local file (memory-mapped where possible).
+    ///
+    /// ```no_run
+    /// let file = rntuple::RNTupleFile::open("events.root")?;
+    /// for info in file.ntuples() {
+    ///     println!("{} (format {:?})", info.path, info.version);
+    /// }
+    /// # Ok::<(), rntuple::Error>(())
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let source: Arc<dyn ReadAt> = match MmapReader::open(path) {
+            Ok(map) => Arc::new(map),
+            Err(_) => Arc::new(FileReader::open(path).with_context(|| path.display())?),
+        };
+        Self::from_source(source).with_context(|| path.display())
+    }
+
+    /// Opens a file held in memory.
+    pub fn from_bytes(bytes: impl Into<Bytes>) -> Result<Self> {
+        Self::from_source(Arc::new(bytes.into()))
+    }
+
+    /// Opens a file from any positioned reader.
+    pub fn from_source(source: Arc<dyn ReadAt>) -> Result<Self> {
+        let root = RootFile::open(source.clone())?;
+        Ok(Self {
+            source,
+            root: Arc::new(root),
+        })
+    }
+
+    /// Every RNTuple in the file, in the top directory and below.
+    pub fn ntuples(&self) -> Vec<NTupleInfo> {
+        self.root
+            .anchors()
+            .iter()
+            .map(|a| NTupleInfo {
+                path: a.path.clone(),
+                name: a.name.clone(),
+                version: version_of(&a.anchor),
+            })
+            .collect()
+    }
+
+    /// Opens the RNTuple with this path or name (`"Events"`, `"dir/Events"`);
+    /// `None` takes the only RNTuple of the file.
+    pub fn ntuple(&self, name: Option<&str>) -> Result<RNTuple> {
+        let anchors = self.root.anchors();
+        let entry = match name {
+            Some(name) => anchors
+                .iter()
+                .find(|a| a.path == name)
+                .or_else(|| anchors.iter().find(|a| a.name == name)),
+            None if anchors.len() == 1 => anchors.first(),
+            None => {
+                let names: Vec<&str> = anchors.iter().map(|a| a.path.as_str()).collect();
+                return Err(Error::InvalidArgument(if names.is_empty() {
+                    "the file holds no RNTuple".to_string()
+                } else {
+                    format!("the file holds {} RNTuples ({}): name one", names.len(), names.join(", "))
+                }));
+            }
+        };
+        let entry = entry.ok_or_else(|| {
+            let names: Vec<&str> = anchors.iter().map(|a| a.path.as_str()).collect();
+            Error::InvalidArgument(format!(
+                "no RNTuple named {:?} in the file (it has: {})",
+                name.unwrap_or_default(),
+                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+            ))
+        })?;
+        RNTuple::open(self.source.clone(), &entry.anchor).with_context(|| format!("RNTuple {}", entry.path))
+    }
+
+    /// A reader builder for the RNTuple with this path or name.
+    pub fn reader_builder(&self, name: Option<&str>) -> Result<RNTupleReaderBuilder> {
+        Ok(RNTupleReaderBuilder::new(self.ntuple(name)?))
+    }
+
+    /// The underlying byte source.
+    pub fn source(&self) -> &Arc<dyn ReadAt> {
+        &self.source
+    }
+}
+
+fn version_of(a: &Anchor) -> [u16; 4] {
+    [a.version_epoch, a.version_major, a.version_minor, a.version_patch]
+}
+
+/// A linked attribute set of an RNTuple.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttributeSetInfo {
+    pub name: String,
+    pub schema_version: (u16, u16),
+}
+
+/// The metadata of one RNTuple: descriptor, Arrow mapping, page lists (read
+/// on first use). Cheap to clone and shared between threads.
+#[derive(Debug, Clone)]
+pub struct RNTuple {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    source: Arc<dyn ReadAt>,
+    max_key_size: u64,
+    descriptor: Arc<Descriptor>,
+    mapping: Arc<ArrowMapping>,
+    page_lists: Vec<OnceLock<Arc<Vec<ClusterDescriptor>>>>,
+    limits: Limits,
+}
+
+/// Reads an envelope (or any block) of `nbytes` stored bytes at `offset`
+/// that decompress to `len` bytes.
+fn read_block(source: &dyn ReadAt, what: &'static str, offset: u64, nbytes: u64, len: u64, max_key_size: u64, limits: Limits) -> Result<Vec<u8>> {
+    if len > limits.max_page_bytes.max(nbytes) {
+        return Err(Error::LimitExceeded {
+            what,
+            requested: len,
+            limit: limits.max_page_bytes,
+        });
+    }
+    let stored = read_blob(source, offset, nbytes, max_key_size)?;
+    let len = usize::try_from(len).map_err(|_| Error::malformed(what, offset, "length does not fit in memory"))?;
+    decompress_to_vec(&stored, len, offset)
+}
+
+impl RNTuple {
+    /// Reads the header and footer of the RNTuple an anchor points to.
+    pub fn open(source: Arc<dyn ReadAt>, anchor: &Anchor) -> Result<Self> {
+        let limits = Limits::default();
+        let mk = anchor.max_key_size;
+        let header = read_block(source.as_ref(), "header envelope", anchor.seek_header, anchor.nbytes_header, anchor.len_header, mk, limits)?;
+        let header = parse_header(&header, anchor.seek_header).with_context(|| format!("header envelope at offset {}", anchor.seek_header))?;
+        let footer = read_block(source.as_ref(), "footer envelope", anchor.seek_footer, anchor.nbytes_footer, anchor.len_footer, mk, limits)?;
+        let footer = parse_footer(&footer, anchor.seek_footer).with_context(|| format!("footer envelope at offset {}", anchor.seek_footer))?;
+        let descriptor = Descriptor::new(header, footer, version_of(anchor))?;
+        let mapping = map_descriptor(&descriptor);
+        let page_lists = descriptor.cluster_groups.iter().map(|_| OnceLock::new()).collect();
+        Ok(Self {
+            inner: Arc::new(Inner {
+                source,
+                max_key_size: mk,
+                descriptor: Arc::new(descriptor),
+                mapping: Arc::new(mapping),
+                page_lists,
+                limits,
+            }),
+        })
+    }
+
+    /// The validated descriptor.
+    pub fn descriptor(&self) -> &Arc<Descriptor> {
+        &self.inner.descriptor
+    }
+
+    /// The Arrow schema of all readable fields, and the fields left out.
+    pub fn mapping(&self) -> &Arc<ArrowMapping> {
+        &self.inner.mapping
+    }
+
+    /// The byte source.
+    pub fn source(&self) -> &Arc<dyn ReadAt> {
+        &self.inner.source
+    }
+
+    /// Reader limits.
+    pub fn limits(&self) -> Limits {
+        self.inner.limits
+    }
+
+    /// The source of this RNTuple's pages.
+    pub fn page_source(&self) -> PageSource {
+        PageSource {
+            source: self.inner.source.clone(),
+            max_key_size: self.inner.max_key_size,
+            limits: self.inner.limits,
+        }
+    }
+
+    /// Number of entries.
+    pub fn n_entries(&self) -> u64 {
+        self.inner.descriptor.n_entries
+    }
+
+    /// The clusters of one cluster group, reading its page list on first use.
+    pub fn clusters_of_group(&self, group: &ClusterGroup) -> Result<Arc<Vec<ClusterDescriptor>>> {
+        let slot = self
+            .inner
+            .page_lists
+            .get(group.index)
+            .ok_or_else(|| Error::InvalidArgument(format!("no cluster group {}", group.index)))?;
+        if let Some(clusters) = slot.get() {
+            return Ok(clusters.clone());
+        }
+        let link = group.page_list;
+        let what = "page list envelope";
+        let data = read_block(
+            self.inner.source.as_ref(),
+            what,
+            link.locator.offset,
+            link.locator.size,
+            link.length,
+            self.inner.max_key_size,
+            self.inner.limits,
+        )?;
+        let page_list = parse_page_list(&data, link.locator.offset)
+            .with_context(|| format!("page list of cluster group {} at offset {}", group.index, link.locator.offset))?;
+        let clusters = Arc::new(self.inner.descriptor.clusters_from_page_list(group, page_list)?);
+        Ok(slot.get_or_init(|| clusters).clone())
+    }
+
+    /// All clusters, in entry order (reads every page list).
+    pub fn clusters(&self) -> Result<Vec<ClusterDescriptor>> {
+        let mut out = Vec::new();
+        for group in &self.inner.descriptor.cluster_groups {
+            out.extend(self.clusters_of_group(group)?.iter().cloned());
+        }
+        out.sort_by_key(|c| c.first_entry);
+        Ok(out)
+    }
+
+    /// The linked attribute sets of this RNTuple.
+    pub fn attribute_sets(&self) -> Vec<AttributeSetInfo> {
+        self.inner
+            .descriptor
+            .attribute_sets
+            .iter()
+            .map(|a| AttributeSetInfo {
+                name: a.name.clone(),
+                schema_version: (a.schema_version_major, a.schema_version_minor),
+            })
+            .collect()
+    }
+
+    /// Opens a linked attribute set as an RNTuple of its own (fields
+    /// `_rangeStart`, `_rangeLen` and the user's fields).
+    pub fn attribute_set(&self, name: &str) -> Result<RNTuple> {
+        let record = self
+            .inner
+            .descriptor
+            .attribute_sets
+            .iter()
+            .find(|a| a.name == name)
+            .ok_or_else(|| Error::InvalidArgument(format!("no attribute set named {name:?}")))?;
+        if record.schema_version_major != 1 {
+            return Err(Error::unsupported(format!(
+                "attribute set {name:?} has schema version {}.{}",
+                record.schema_version_major, record.schema_version_minor
+            )));
+        }
+        let anchor = Anchor::read_at(
+            self.inner.source.as_ref(),
+            record.anchor.offset,
+            record.anchor.size,
+            u64::from(record.anchor_length),
+        )
+        .with_context(|| format!("attribute set {name}"))?;
+        RNTuple::open(self.inner.source.clone(), &anchor).with_context(|| format!("attribute set {name}"))
+    }
+}

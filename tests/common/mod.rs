@@ -1,0 +1,298 @@
+//! Shared helpers of the integration tests: ROOT's golden JSON readings and
+//! the conversion of Arrow arrays into the same form (tests/data/README.md).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::*;
+use arrow_array::Array;
+use arrow_schema::{DataType, Field};
+use serde_json::{json, Map, Value};
+
+use rntuple::arrow::metadata;
+
+/// The directory of committed fixtures.
+pub fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+/// The directory of real files from ROOT, if present.
+pub fn corpus_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("RNTUPLE_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
+    dir.is_dir().then_some(dir)
+}
+
+/// The JSON value of row `i` of `array`, whose Arrow field is `field`.
+pub fn value_at(array: &dyn Array, i: usize, field: &Field) -> Value {
+    if array.is_null(i) {
+        return Value::Null;
+    }
+    let v = match array.data_type() {
+        DataType::Boolean => json!(array.as_boolean().value(i)),
+        DataType::Int8 => json!(array.as_primitive::<Int8Type>().value(i)),
+        DataType::Int16 => json!(array.as_primitive::<Int16Type>().value(i)),
+        DataType::Int32 => json!(array.as_primitive::<Int32Type>().value(i)),
+        DataType::Int64 => json!(array.as_primitive::<Int64Type>().value(i)),
+        DataType::UInt8 => json!(array.as_primitive::<UInt8Type>().value(i)),
+        DataType::UInt16 => json!(array.as_primitive::<UInt16Type>().value(i)),
+        DataType::UInt32 => json!(array.as_primitive::<UInt32Type>().value(i)),
+        DataType::UInt64 => json!(array.as_primitive::<UInt64Type>().value(i)),
+        DataType::Float32 => json!(format!("0x{:08x}", array.as_primitive::<Float32Type>().value(i).to_bits())),
+        DataType::Float64 => json!(format!("0x{:016x}", array.as_primitive::<Float64Type>().value(i).to_bits())),
+        DataType::Utf8 => json!(array.as_string::<i32>().value(i)),
+        DataType::Binary => {
+            let b = array.as_binary::<i32>().value(i);
+            json!(b.iter().map(|x| format!("{x:02x}")).collect::<String>())
+        }
+        DataType::List(item) => {
+            let list = array.as_list::<i32>().value(i);
+            Value::Array((0..list.len()).map(|j| value_at(list.as_ref(), j, item)).collect())
+        }
+        DataType::FixedSizeList(item, _) => {
+            let list = array.as_fixed_size_list().value(i);
+            Value::Array((0..list.len()).map(|j| value_at(list.as_ref(), j, item)).collect())
+        }
+        DataType::Struct(fields) => {
+            let s = array.as_struct();
+            let mut m = Map::new();
+            for (f, c) in fields.iter().zip(s.columns()) {
+                m.insert(f.name().clone(), value_at(c.as_ref(), i, f));
+            }
+            Value::Object(m)
+        }
+        DataType::Map(entries, _) => {
+            let DataType::Struct(kv) = entries.data_type() else { unreachable!() };
+            let map = array.as_map();
+            let e = map.value(i);
+            Value::Array(
+                (0..e.len())
+                    .map(|j| json!([value_at(e.column(0).as_ref(), j, &kv[0]), value_at(e.column(1).as_ref(), j, &kv[1])]))
+                    .collect(),
+            )
+        }
+        DataType::Union(fields, _) => {
+            let u = array.as_union();
+            let tag = u.type_id(i);
+            let child = u.child(tag);
+            let offset = u.value_offset(i);
+            let field = fields.iter().find(|(t, _)| *t == tag).map(|(_, f)| f.clone()).unwrap();
+            if tag == 0 && child.is_null(offset) {
+                Value::Null
+            } else {
+                json!({"tag": tag, "value": value_at(child.as_ref(), offset, &field)})
+            }
+        }
+        other => panic!("no JSON form for {other}"),
+    };
+    let _ = field;
+    v
+}
+
+/// Sorts the unordered containers inside `v` (as the field's RNTuple type
+/// says), so values compare as multisets.
+pub fn normalize(v: &mut Value, field: &Field) {
+    let unordered = field
+        .metadata()
+        .get(metadata::TYPE)
+        .is_some_and(|t| t.starts_with("std::unordered_"));
+    match (field.data_type(), v) {
+        (DataType::List(item) | DataType::FixedSizeList(item, _), Value::Array(items)) => {
+            items.iter_mut().for_each(|x| normalize(x, item));
+            if unordered {
+                items.sort_by_key(|x| x.to_string());
+            }
+        }
+        (DataType::Map(entries, _), Value::Array(items)) => {
+            if let DataType::Struct(kv) = entries.data_type() {
+                for pair in items.iter_mut() {
+                    if let Value::Array(p) = pair {
+                        if let [k, v] = p.as_mut_slice() {
+                            normalize(k, &kv[0]);
+                            normalize(v, &kv[1]);
+                        }
+                    }
+                }
+            }
+            if unordered {
+                items.sort_by_key(|x| x.to_string());
+            }
+        }
+        (DataType::Struct(fields), Value::Object(m)) => {
+            for f in fields {
+                if let Some(x) = m.get_mut(f.name()) {
+                    normalize(x, f);
+                }
+            }
+        }
+        (DataType::Union(fields, _), Value::Object(m)) => {
+            let tag = m.get("tag").and_then(Value::as_i64).unwrap_or(-1);
+            if let Some((_, f)) = fields.iter().find(|(t, _)| i64::from(*t) == tag) {
+                if let Some(x) = m.get_mut("value") {
+                    normalize(x, f);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The expected values of one field: a plain array or runs of `[value, count]`.
+struct Expected {
+    values: Vec<Value>,
+    rle: bool,
+    position: usize,
+    used_of_run: u64,
+}
+
+impl Expected {
+    fn new(nt: &Value, name: &str) -> Option<Self> {
+        if let Some(v) = nt["values"][name].as_array() {
+            return Some(Self { values: v.clone(), rle: false, position: 0, used_of_run: 0 });
+        }
+        nt["values_rle"][name]
+            .as_array()
+            .map(|v| Self { values: v.clone(), rle: true, position: 0, used_of_run: 0 })
+    }
+
+    fn next(&mut self) -> Option<Value> {
+        if !self.rle {
+            let v = self.values.get(self.position).cloned();
+            self.position += 1;
+            return v;
+        }
+        loop {
+            let run = self.values.get(self.position)?;
+            let count = run[1].as_u64().unwrap_or(0);
+            if self.used_of_run < count {
+                self.used_of_run += 1;
+                return Some(run[0].clone());
+            }
+            self.position += 1;
+            self.used_of_run = 0;
+        }
+    }
+}
+
+/// Loads a golden JSON file (plain or gzip).
+pub fn load_golden(path: &Path) -> Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = if path.extension().is_some_and(|e| e == "gz") {
+        use std::io::Read;
+        let mut s = String::new();
+        flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut s).unwrap();
+        s
+    } else {
+        String::from_utf8(bytes).unwrap()
+    };
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Compares every RNTuple of `root_file` with the golden reading; returns
+/// a list of disagreements (empty when all agree).
+pub fn compare_with_golden(root_file: &Path, golden: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let file = match rntuple::RNTupleFile::open(root_file) {
+        Ok(f) => f,
+        Err(e) => return vec![format!("{}: cannot open: {e}", root_file.display())],
+    };
+    let listed: Vec<String> = file.ntuples().into_iter().map(|n| n.path).collect();
+    let expected: Vec<String> = golden["ntuples"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|nt| nt["path"].as_str().map(String::from))
+        .collect();
+    let file_name = root_file.file_name().unwrap().to_string_lossy().into_owned();
+    if listed != expected {
+        problems.push(format!("{file_name}: lists RNTuples {listed:?}, ROOT has {expected:?}"));
+    }
+    for nt in golden["ntuples"].as_array().into_iter().flatten() {
+        let path = nt["path"].as_str().unwrap_or_default();
+        let label = format!("{file_name}:{path}");
+        match file.ntuple(Some(path)) {
+            Ok(ntuple) => compare_ntuple(&label, &ntuple, nt, &mut problems),
+            Err(e) => problems.push(format!("{label}: cannot open: {e}")),
+        }
+    }
+    problems
+}
+
+/// Compares one RNTuple (or attribute set) with its golden reading.
+pub fn compare_ntuple(label: &str, ntuple: &rntuple::RNTuple, nt: &Value, problems: &mut Vec<String>) {
+    let reader = match rntuple::RNTupleReaderBuilder::new(ntuple.clone()).with_batch_size(1000).build() {
+        Ok(r) => r,
+        Err(e) => {
+            problems.push(format!("{label}: read failed: {e}"));
+            return;
+        }
+    };
+    let schema = rntuple::RNTupleReaderBuilder::new(ntuple.clone()).schema().clone();
+    let unchecked = nt["unchecked"].as_object().cloned().unwrap_or_default();
+    let mut fields = Vec::new();
+    for f in nt["fields"].as_array().into_iter().flatten() {
+        let name = f["name"].as_str().unwrap_or_default().to_string();
+        if unchecked.contains_key(&name) {
+            continue;
+        }
+        let Some(expected) = Expected::new(nt, &name) else {
+            problems.push(format!("{label}: golden has no values for field {name}"));
+            continue;
+        };
+        match schema.column_with_name(&name) {
+            Some((index, field)) => fields.push((name, index, field.clone(), expected, false)),
+            None => problems.push(format!("{label}: field {name} ({}) missing from the Arrow schema", f["type"])),
+        }
+    }
+    let mut n_rows = 0u64;
+    for batch in reader {
+        let batch = match batch {
+            Ok(b) => b,
+            Err(e) => {
+                problems.push(format!("{label}: read failed after {n_rows} entries: {e}"));
+                return;
+            }
+        };
+        for (name, index, field, expected, failed) in fields.iter_mut() {
+            if *failed {
+                continue;
+            }
+            let column = batch.column(*index);
+            for i in 0..column.len() {
+                let mut a = value_at(column.as_ref(), i, field);
+                let Some(mut e) = expected.next() else {
+                    problems.push(format!("{label}: field {name}: more entries read than ROOT has"));
+                    *failed = true;
+                    break;
+                };
+                normalize(&mut a, field);
+                normalize(&mut e, field);
+                if a != e {
+                    problems.push(format!("{label}: field {name} entry {}: read {a}, ROOT has {e}", n_rows + i as u64));
+                    *failed = true;
+                    break;
+                }
+            }
+        }
+        n_rows += batch.num_rows() as u64;
+    }
+    if nt["entries"].as_u64() != Some(n_rows) {
+        problems.push(format!("{label}: {n_rows} entries read, ROOT has {}", nt["entries"]));
+    }
+    let sets = ntuple.attribute_sets();
+    for set in nt["attribute_sets"].as_array().into_iter().flatten() {
+        let name = set["name"].as_str().unwrap_or_default();
+        let sub = format!("{label}@{name}");
+        if !sets.iter().any(|s| s.name == name) {
+            problems.push(format!("{sub}: attribute set not listed"));
+            continue;
+        }
+        match ntuple.attribute_set(name) {
+            Ok(a) => compare_ntuple(&sub, &a, set, problems),
+            Err(e) => problems.push(format!("{sub}: cannot open: {e}")),
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! Every real file of the corpus (../shared/corpus, or $RNTUPLE_CORPUS)
+//! opens, reads completely, and agrees with ROOT's reading of it
+//! (tests/data/corpus/*.json.gz).
+
+mod common;
+
+use common::{compare_with_golden, corpus_dir, data_dir, load_golden};
+
+#[test]
+fn corpus_files_agree_with_root() {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("corpus not found (set RNTUPLE_CORPUS or place it at ../shared/corpus): skipping the corpus comparison");
+        return;
+    };
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "root"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no .root files in {}", dir.display());
+    let mut problems = Vec::new();
+    for path in &files {
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let golden_path = data_dir().join("corpus").join(format!("{stem}.json.gz"));
+        if !golden_path.exists() {
+            problems.push(format!("{stem}: no golden reading in tests/data/corpus"));
+            continue;
+        }
+        problems.extend(compare_with_golden(path, &load_golden(&golden_path)));
+    }
+    assert!(problems.is_empty(), "{} disagreements:\n{}", problems.len(), problems.join("\n"));
+}
