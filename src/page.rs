@@ -10,6 +10,7 @@
 //! A [`ColumnCursor`] keeps the last decompressed page, so consecutive
 //! batches that share a page fetch and decompress it once.
 
+use std::any::Any;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -59,6 +60,8 @@ pub struct ColumnCursor {
     /// holds the end of the last page.
     starts: Vec<u64>,
     current: Option<(usize, Vec<u8>)>,
+    /// The current page decoded, for batches that take only part of it.
+    decoded: Option<(usize, Box<dyn Any + Send + Sync>)>,
 }
 
 impl ColumnCursor {
@@ -110,6 +113,7 @@ impl ColumnCursor {
             pages,
             starts,
             current: None,
+            decoded: None,
         })
     }
 
@@ -166,7 +170,7 @@ impl ColumnCursor {
             let (n, offset) = self.pages.get(k).map_or((0, 0), |p| (p.n_elements as usize, p.locator.offset));
             if let Some((_, bytes)) = &self.current {
                 let sub = to_usize(at - page_start)?..to_usize(stop - page_start)?;
-                f(Piece::Page { bytes, n, sub, offset }, &self.coding)?;
+                f(Piece::Page { bytes, n, sub, offset, page: k }, &self.coding)?;
             }
             at = stop;
         }
@@ -228,48 +232,65 @@ impl ColumnCursor {
         format!("column {} in cluster {}", self.column_id, self.cluster_id)
     }
 
+    /// Appends `sub` of page `page`, decoding the page once with `decode`
+    /// and keeping the result for the next batch.
+    fn partial<V: Clone + Send + Sync + 'static>(
+        cache: &mut Option<(usize, Box<dyn Any + Send + Sync>)>,
+        page: usize,
+        sub: Range<usize>,
+        out: &mut Vec<V>,
+        decode: impl FnOnce(&mut Vec<V>) -> Result<()>,
+    ) -> Result<()> {
+        let cached = matches!(cache, Some((p, values)) if *p == page && values.is::<Vec<V>>());
+        if !cached {
+            let mut values = Vec::new();
+            decode(&mut values)?;
+            *cache = Some((page, Box::new(values)));
+        }
+        let values = cache.as_ref().and_then(|(_, v)| v.downcast_ref::<Vec<V>>());
+        let slice = values.and_then(|v| v.get(sub)).ok_or_else(|| Error::malformed("page", 0, "page holds fewer elements than listed"))?;
+        out.extend_from_slice(slice);
+        Ok(())
+    }
+
     /// Appends the values of `range` to `out`, converted to `T`.
     pub fn read_values<T: NativeType>(&mut self, range: Range<u64>, out: &mut Vec<T>) -> Result<()> {
-        let mut scratch: Vec<T> = Vec::new();
+        let mut cache = self.decoded.take();
         let ctx = self.context();
-        self.for_each_piece(range, |piece, coding| match piece {
+        let result = self.for_each_piece(range, |piece, coding| match piece {
             Piece::Zeros(n) => {
                 out.resize(out.len() + n, T::default());
                 Ok(())
             }
-            Piece::Page { bytes, n, sub, offset } if sub.start == 0 && sub.end == n => {
+            Piece::Page { bytes, n, sub, offset, .. } if sub.start == 0 && sub.end == n => {
                 encoding::decode_values(coding, bytes, n, offset, out)
             }
-            Piece::Page { bytes, n, sub, offset } => {
-                scratch.clear();
-                encoding::decode_values(coding, bytes, n, offset, &mut scratch)?;
-                out.extend_from_slice(scratch.get(sub).unwrap_or_default());
-                Ok(())
+            Piece::Page { bytes, n, sub, offset, page } => {
+                Self::partial(&mut cache, page, sub, out, |v| encoding::decode_values(coding, bytes, n, offset, v))
             }
-        })
-        .with_context(|| ctx)
+        });
+        self.decoded = cache;
+        result.with_context(|| ctx)
     }
 
     /// Appends the collection end offsets of `range` (cluster-relative).
     pub fn read_index(&mut self, range: Range<u64>, out: &mut Vec<u64>) -> Result<()> {
-        let mut scratch = Vec::new();
+        let mut cache = self.decoded.take();
         let ctx = self.context();
-        self.for_each_piece(range, |piece, coding| match piece {
+        let result = self.for_each_piece(range, |piece, coding| match piece {
             Piece::Zeros(n) => {
                 out.resize(out.len() + n, 0);
                 Ok(())
             }
-            Piece::Page { bytes, n, sub, offset } if sub.start == 0 && sub.end == n => {
+            Piece::Page { bytes, n, sub, offset, .. } if sub.start == 0 && sub.end == n => {
                 encoding::decode_index(coding, bytes, n, offset, out)
             }
-            Piece::Page { bytes, n, sub, offset } => {
-                scratch.clear();
-                encoding::decode_index(coding, bytes, n, offset, &mut scratch)?;
-                out.extend_from_slice(scratch.get(sub).unwrap_or_default());
-                Ok(())
+            Piece::Page { bytes, n, sub, offset, page } => {
+                Self::partial(&mut cache, page, sub, out, |v| encoding::decode_index(coding, bytes, n, offset, v))
             }
-        })
-        .with_context(|| ctx)
+        });
+        self.decoded = cache;
+        result.with_context(|| ctx)
     }
 
     /// Appends the variant switch values (index, tag) of `range`.
@@ -282,7 +303,7 @@ impl ColumnCursor {
                 tag.resize(tag.len() + n, 0);
                 Ok(())
             }
-            Piece::Page { bytes, n, sub, offset } => {
+            Piece::Page { bytes, n, sub, offset, .. } => {
                 si.clear();
                 st.clear();
                 encoding::decode_switch(coding, bytes, n, offset, &mut si, &mut st)?;
@@ -303,10 +324,10 @@ impl ColumnCursor {
                 out.extend_packed(&vec![0u8; n.div_ceil(8)], n);
                 Ok(())
             }
-            Piece::Page { bytes, n, sub, offset } if sub.start == 0 && sub.end == n => {
+            Piece::Page { bytes, n, sub, offset, .. } if sub.start == 0 && sub.end == n => {
                 encoding::decode_bits(coding, bytes, n, offset, out)
             }
-            Piece::Page { bytes, n, sub, offset } => {
+            Piece::Page { bytes, n, sub, offset, .. } => {
                 scratch.clear();
                 encoding::decode_bits(coding, bytes, n, offset, &mut scratch)?;
                 out.reserve(sub.len());
@@ -327,6 +348,7 @@ enum Piece<'a> {
         n: usize,
         sub: Range<usize>,
         offset: u64,
+        page: usize,
     },
 }
 

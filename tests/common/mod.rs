@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
-use arrow_array::Array;
+use arrow_array::{Array, ArrowPrimitiveType};
 use arrow_schema::{DataType, Field};
 use serde_json::{json, Map, Value};
 
@@ -158,6 +158,27 @@ impl Expected {
             .map(|v| Self { values: v.clone(), rle: true, position: 0, used_of_run: 0 })
     }
 
+    /// For runs of `[value, count]`: how many more items of the current run
+    /// there are, with the value.
+    fn current_run(&mut self) -> Option<(Value, u64)> {
+        if !self.rle {
+            return None;
+        }
+        loop {
+            let run = self.values.get(self.position)?;
+            let count = run[1].as_u64().unwrap_or(0);
+            if self.used_of_run < count {
+                return Some((run[0].clone(), count - self.used_of_run));
+            }
+            self.position += 1;
+            self.used_of_run = 0;
+        }
+    }
+
+    fn skip(&mut self, n: u64) {
+        self.used_of_run += n;
+    }
+
     fn next(&mut self) -> Option<Value> {
         if !self.rle {
             let v = self.values.get(self.position).cloned();
@@ -174,6 +195,31 @@ impl Expected {
             self.position += 1;
             self.used_of_run = 0;
         }
+    }
+}
+
+/// For an integer column: the first index in `range` whose value is not
+/// `expected` (`Some(None)` when all match); `None` for other types.
+fn first_mismatch(array: &dyn Array, range: std::ops::Range<usize>, expected: &Value) -> Option<Option<usize>> {
+    fn scan<T: ArrowPrimitiveType>(array: &dyn Array, range: std::ops::Range<usize>, want: Option<T::Native>) -> Option<Option<usize>> {
+        let want = want?;
+        let values = array.as_primitive::<T>().values();
+        Some(range.clone().find(|&j| values[j] != want))
+    }
+    if array.null_count() > 0 {
+        return None;
+    }
+    let (i, u) = (expected.as_i64(), expected.as_u64());
+    match array.data_type() {
+        DataType::Int8 => scan::<Int8Type>(array, range, i.and_then(|v| v.try_into().ok())),
+        DataType::Int16 => scan::<Int16Type>(array, range, i.and_then(|v| v.try_into().ok())),
+        DataType::Int32 => scan::<Int32Type>(array, range, i.and_then(|v| v.try_into().ok())),
+        DataType::Int64 => scan::<Int64Type>(array, range, i),
+        DataType::UInt8 => scan::<UInt8Type>(array, range, u.and_then(|v| v.try_into().ok())),
+        DataType::UInt16 => scan::<UInt16Type>(array, range, u.and_then(|v| v.try_into().ok())),
+        DataType::UInt32 => scan::<UInt32Type>(array, range, u.and_then(|v| v.try_into().ok())),
+        DataType::UInt64 => scan::<UInt64Type>(array, range, u),
+        _ => None,
     }
 }
 
@@ -261,7 +307,30 @@ pub fn compare_ntuple(label: &str, ntuple: &rntuple::RNTuple, nt: &Value, proble
                 continue;
             }
             let column = batch.column(*index);
-            for i in 0..column.len() {
+            let mut i = 0;
+            // Runs of one value in a flat column: compare the run at once.
+            while !column.data_type().is_nested() && i < column.len() {
+                let Some((value, count)) = expected.current_run() else { break };
+                let n = (count as usize).min(column.len() - i);
+                let mut e = value.clone();
+                normalize(&mut e, field);
+                let mismatch = match first_mismatch(column.as_ref(), i..i + n, &e) {
+                    Some(found) => found,
+                    None => (i..i + n).find(|&j| value_at(column.as_ref(), j, field) != e),
+                };
+                if let Some(j) = mismatch {
+                    let a = value_at(column.as_ref(), j, field);
+                    problems.push(format!("{label}: field {name} entry {}: read {a}, ROOT has {e}", n_rows + j as u64));
+                    *failed = true;
+                    break;
+                }
+                expected.skip(n as u64);
+                i += n;
+            }
+            if *failed {
+                continue;
+            }
+            for i in i..column.len() {
                 let mut a = value_at(column.as_ref(), i, field);
                 let Some(mut e) = expected.next() else {
                     problems.push(format!("{label}: field {name}: more entries read than ROOT has"));
