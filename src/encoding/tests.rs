@@ -548,6 +548,64 @@ fn real32_quant_matches_root_formula() {
 }
 
 #[test]
+fn real32_quant_matches_root_6_40() {
+    // (bits, min, max, float written, float ROOT 6.40 reads back), from
+    // tests/data/reals.json (fields quant*, written by tests/data/generate.py).
+    let cases: [(u16, f64, f64, u32, u32); 21] = [
+        (1, -1.0, 1.0, 0x3f800000, 0x3f800000),              // quant1[0]
+        (1, -1.0, 1.0, 0xbf4ccccd, 0xbf800000),              // quant1[2]
+        (1, -1.0, 1.0, 0x3f7fffde, 0x3f800000),              // quant1[5]
+        (8, 0.0, 1.0, 0x3e800000, 0x3e808081),               // quant8[0]
+        (8, 0.0, 1.0, 0x3f800000, 0x3f800000),               // quant8[2]
+        (8, 0.0, 1.0, 0x3f666666, 0x3f65e5e6),               // quant8[5]
+        (16, -100.0, 100.0, 0xc2c7ffe6, 0xc2c80000),         // quant16[0]
+        (16, -100.0, 100.0, 0xc2c80000, 0xc2c80000),         // quant16[2]
+        (16, -100.0, 100.0, 0xc2a00000, 0xc29fff38),         // quant16[5]
+        (20, -1000000.0, 1000000.0, 0x00000000, 0x3f74240f), // quant20[0]
+        (20, -1000000.0, 1000000.0, 0x49435000, 0x4943500f), // quant20[2]
+        (20, -1000000.0, 1000000.0, 0xc97423e0, 0xc97423e1), // quant20[5]
+        (32, -1.0, 1.0, 0xbeaaaaab, 0xbeaaaaab),             // quant32[0]
+        (32, -1.0, 1.0, 0xbf7fffde, 0xbf7fffde),             // quant32[2]
+        (32, -1.0, 1.0, 0x3f800000, 0x3f800000),             // quant32[5]
+        (12, -0.5, 1000.0, 0x42c7199a, 0x42c75826),          // quant12_asym[0]
+        (12, -0.5, 1000.0, 0x43a68000, 0x43a68000),          // quant12_asym[2]
+        (12, -0.5, 1000.0, 0x4379a000, 0x4379afa3),          // quant12_asym[5]
+        (
+            24,
+            9.999999974752427e-07,
+            1.9999999949504854e-06,
+            0x360637b9,
+            0x360637b9,
+        ), // quant24_tiny[0]
+        (
+            24,
+            9.999999974752427e-07,
+            1.9999999949504854e-06,
+            0x35a7c5ac,
+            0x35a7c5ac,
+        ), // quant24_tiny[2]
+        (
+            24,
+            9.999999974752427e-07,
+            1.9999999949504854e-06,
+            0x35c9539c,
+            0x35c9539c,
+        ), // quant24_tiny[5]
+    ];
+    for (bits, min, max, written, expected) in cases {
+        let c = ColumnCoding::new(C::Real32Quant)
+            .with_bits_on_storage(bits)
+            .with_value_range(min, max);
+        let back: Vec<f32> = round_trip(&c, &[f32::from_bits(written)]);
+        assert_eq!(
+            back[0].to_bits(),
+            expected,
+            "{bits} bits in [{min}, {max}]: {written:#010x}"
+        );
+    }
+}
+
+#[test]
 fn index_columns() {
     let offsets32 = [0u64, 3, 3, 10, 1 << 20, u32::MAX as u64];
     let offsets64 = [0u64, 3, 3, 10, 1 << 40, u64::MAX];
