@@ -31,13 +31,10 @@ pub mod arrow;
 pub mod compression;
 pub mod container;
 pub mod cursor;
-#[cfg(feature = "datafusion")]
-pub mod datafusion;
 pub mod descriptor;
 pub mod encoding;
 pub mod envelope;
 pub mod error;
-pub mod export;
 pub mod io;
 pub mod page;
 pub mod reader;

@@ -421,7 +421,7 @@ impl SchemaBuilder {
                 return Err(Error::malformed(what, 0, format!("Real32Quant column {id} has no value range")));
             }
             if let Some((min, max)) = record.value_range {
-                if !(min <= max) || !min.is_finite() || !max.is_finite() {
+                if !min.is_finite() || !max.is_finite() || min > max {
                     return Err(Error::malformed(what, 0, format!("column {id} has value range [{min}, {max}]")));
                 }
             }

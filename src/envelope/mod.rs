@@ -157,10 +157,6 @@ pub(crate) mod test_util {
             self.buf.extend_from_slice(s.as_bytes());
             self
         }
-        pub fn bytes(&mut self, b: &[u8]) -> &mut Self {
-            self.buf.extend_from_slice(b);
-            self
-        }
         /// A record frame around what `f` writes.
         pub fn record(&mut self, f: impl FnOnce(&mut Writer)) -> &mut Self {
             let mut inner = Writer::default();

@@ -1,1 +1,0 @@
-//! DataFusion integration: the `rntuple` table format and HEP functions.

@@ -1,1 +1,0 @@
-//! Writers over the batch stream: Arrow IPC (file, stream), Parquet, CSV, JSON lines.
