@@ -170,7 +170,12 @@ mod tests {
         let err = c.u32_le().unwrap_err();
         assert!(matches!(
             err,
-            Error::UnexpectedEof { what: "thing", offset: 11, needed: 4, available: 2 }
+            Error::UnexpectedEof {
+                what: "thing",
+                offset: 11,
+                needed: 4,
+                available: 2
+            }
         ));
     }
 }

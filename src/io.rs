@@ -35,12 +35,18 @@ pub trait ReadAt: Send + Sync + std::fmt::Debug {
 
 /// Reads `len` bytes at `offset`, or fails with [`Error::UnexpectedEof`]
 /// naming `what` when the range goes past the end of `source`.
-pub fn read_checked(source: &dyn ReadAt, what: &'static str, offset: u64, len: u64) -> Result<Bytes> {
+pub fn read_checked(
+    source: &dyn ReadAt,
+    what: &'static str,
+    offset: u64,
+    len: u64,
+) -> Result<Bytes> {
     let size = source.len();
     let end = offset.checked_add(len);
     match end {
         Some(end) if end <= size => {
-            let len = usize::try_from(len).map_err(|_| Error::malformed(what, offset, "length does not fit in memory"))?;
+            let len = usize::try_from(len)
+                .map_err(|_| Error::malformed(what, offset, "length does not fit in memory"))?;
             source.read_range(offset, len)
         }
         _ => Err(Error::UnexpectedEof {
@@ -58,7 +64,8 @@ impl ReadAt for Bytes {
     }
 
     fn read_range(&self, offset: u64, len: usize) -> Result<Bytes> {
-        let start = usize::try_from(offset).map_err(|_| Error::malformed("read", offset, "offset too large"))?;
+        let start = usize::try_from(offset)
+            .map_err(|_| Error::malformed("read", offset, "offset too large"))?;
         let end = start
             .checked_add(len)
             .filter(|&end| end <= Bytes::len(self))

@@ -17,11 +17,11 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::compression::decompress_into;
+use crate::container::read_blob;
 use crate::descriptor::{ClusterDescriptor, ColumnDescriptor};
 use crate::encoding::{self, BitVec, ColumnCoding, NativeType};
 use crate::envelope::PageRecord;
 use crate::error::{Error, Result, ResultExt};
-use crate::container::read_blob;
 use crate::io::ReadAt;
 
 /// Limits that protect against decompression bombs.
@@ -130,7 +130,11 @@ impl ColumnCursor {
 
     /// Visits the pieces of `range`: runs of synthetic zeros and slices of
     /// decompressed pages.
-    fn for_each_piece(&mut self, range: Range<u64>, mut f: impl FnMut(Piece<'_>, &ColumnCoding) -> Result<()>) -> Result<()> {
+    fn for_each_piece(
+        &mut self,
+        range: Range<u64>,
+        mut f: impl FnMut(Piece<'_>, &ColumnCoding) -> Result<()>,
+    ) -> Result<()> {
         if range.end > self.end() {
             return Err(Error::malformed(
                 "page list envelope",
@@ -155,7 +159,13 @@ impl ColumnCursor {
             let k = self.starts.partition_point(|&s| s <= at).saturating_sub(1);
             let (page_start, page_end) = match (self.starts.get(k), self.starts.get(k + 1)) {
                 (Some(&s), Some(&e)) => (s, e),
-                _ => return Err(Error::malformed("page list envelope", 0, "page index out of range")),
+                _ => {
+                    return Err(Error::malformed(
+                        "page list envelope",
+                        0,
+                        "page index out of range",
+                    ))
+                }
             };
             if page_end <= at {
                 // An empty page; move on.
@@ -167,10 +177,22 @@ impl ColumnCursor {
             }
             self.load(k)?;
             let stop = page_end.min(range.end);
-            let (n, offset) = self.pages.get(k).map_or((0, 0), |p| (p.n_elements as usize, p.locator.offset));
+            let (n, offset) = self
+                .pages
+                .get(k)
+                .map_or((0, 0), |p| (p.n_elements as usize, p.locator.offset));
             if let Some((_, bytes)) = &self.current {
                 let sub = to_usize(at - page_start)?..to_usize(stop - page_start)?;
-                f(Piece::Page { bytes, n, sub, offset, page: k }, &self.coding)?;
+                f(
+                    Piece::Page {
+                        bytes,
+                        n,
+                        sub,
+                        offset,
+                        page: k,
+                    },
+                    &self.coding,
+                )?;
             }
             at = stop;
         }
@@ -198,9 +220,18 @@ impl ColumnCursor {
         let offset = page.locator.offset;
         let stored = page.locator.size + if page.has_checksum { 8 } else { 0 };
         // A page and its checksum may be split over several keys.
-        let data = read_blob(self.source.source.as_ref(), offset, stored, self.source.max_key_size)?;
+        let data = read_blob(
+            self.source.source.as_ref(),
+            offset,
+            stored,
+            self.source.max_key_size,
+        )?;
         if data.len() as u64 != stored {
-            return Err(Error::malformed("page", offset, format!("read {} bytes, expected {stored}", data.len())));
+            return Err(Error::malformed(
+                "page",
+                offset,
+                format!("read {} bytes, expected {stored}", data.len()),
+            ));
         }
         let (compressed, checksum) = data.split_at(page.locator.size as usize);
         if page.has_checksum {
@@ -218,9 +249,15 @@ impl ColumnCursor {
             }
         }
         if len > compressed.len() as u64 && compressed.len() < 9 {
-            return Err(Error::malformed("page", offset, format!("{} bytes cannot hold a {len}-byte page", compressed.len())));
+            return Err(Error::malformed(
+                "page",
+                offset,
+                format!("{} bytes cannot hold a {len}-byte page", compressed.len()),
+            ));
         }
-        let mut buf = std::mem::take(&mut self.current).map(|(_, b)| b).unwrap_or_default();
+        let mut buf = std::mem::take(&mut self.current)
+            .map(|(_, b)| b)
+            .unwrap_or_default();
         buf.clear();
         buf.resize(to_usize(len)?, 0);
         decompress_into(compressed, &mut buf, offset)?;
@@ -248,13 +285,19 @@ impl ColumnCursor {
             *cache = Some((page, Box::new(values)));
         }
         let values = cache.as_ref().and_then(|(_, v)| v.downcast_ref::<Vec<V>>());
-        let slice = values.and_then(|v| v.get(sub)).ok_or_else(|| Error::malformed("page", 0, "page holds fewer elements than listed"))?;
+        let slice = values
+            .and_then(|v| v.get(sub))
+            .ok_or_else(|| Error::malformed("page", 0, "page holds fewer elements than listed"))?;
         out.extend_from_slice(slice);
         Ok(())
     }
 
     /// Appends the values of `range` to `out`, converted to `T`.
-    pub fn read_values<T: NativeType>(&mut self, range: Range<u64>, out: &mut Vec<T>) -> Result<()> {
+    pub fn read_values<T: NativeType>(
+        &mut self,
+        range: Range<u64>,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
         let mut cache = self.decoded.take();
         let ctx = self.context();
         let result = self.for_each_piece(range, |piece, coding| match piece {
@@ -262,12 +305,24 @@ impl ColumnCursor {
                 out.resize(out.len() + n, T::default());
                 Ok(())
             }
-            Piece::Page { bytes, n, sub, offset, .. } if sub.start == 0 && sub.end == n => {
+            Piece::Page {
+                bytes,
+                n,
+                sub,
+                offset,
+                ..
+            } if sub.start == 0 && sub.end == n => {
                 encoding::decode_values(coding, bytes, n, offset, out)
             }
-            Piece::Page { bytes, n, sub, offset, page } => {
-                Self::partial(&mut cache, page, sub, out, |v| encoding::decode_values(coding, bytes, n, offset, v))
-            }
+            Piece::Page {
+                bytes,
+                n,
+                sub,
+                offset,
+                page,
+            } => Self::partial(&mut cache, page, sub, out, |v| {
+                encoding::decode_values(coding, bytes, n, offset, v)
+            }),
         });
         self.decoded = cache;
         result.with_context(|| ctx)
@@ -282,19 +337,36 @@ impl ColumnCursor {
                 out.resize(out.len() + n, 0);
                 Ok(())
             }
-            Piece::Page { bytes, n, sub, offset, .. } if sub.start == 0 && sub.end == n => {
+            Piece::Page {
+                bytes,
+                n,
+                sub,
+                offset,
+                ..
+            } if sub.start == 0 && sub.end == n => {
                 encoding::decode_index(coding, bytes, n, offset, out)
             }
-            Piece::Page { bytes, n, sub, offset, page } => {
-                Self::partial(&mut cache, page, sub, out, |v| encoding::decode_index(coding, bytes, n, offset, v))
-            }
+            Piece::Page {
+                bytes,
+                n,
+                sub,
+                offset,
+                page,
+            } => Self::partial(&mut cache, page, sub, out, |v| {
+                encoding::decode_index(coding, bytes, n, offset, v)
+            }),
         });
         self.decoded = cache;
         result.with_context(|| ctx)
     }
 
     /// Appends the variant switch values (index, tag) of `range`.
-    pub fn read_switch(&mut self, range: Range<u64>, index: &mut Vec<u64>, tag: &mut Vec<u32>) -> Result<()> {
+    pub fn read_switch(
+        &mut self,
+        range: Range<u64>,
+        index: &mut Vec<u64>,
+        tag: &mut Vec<u32>,
+    ) -> Result<()> {
         let (mut si, mut st) = (Vec::new(), Vec::new());
         let ctx = self.context();
         self.for_each_piece(range, |piece, coding| match piece {
@@ -303,7 +375,13 @@ impl ColumnCursor {
                 tag.resize(tag.len() + n, 0);
                 Ok(())
             }
-            Piece::Page { bytes, n, sub, offset, .. } => {
+            Piece::Page {
+                bytes,
+                n,
+                sub,
+                offset,
+                ..
+            } => {
                 si.clear();
                 st.clear();
                 encoding::decode_switch(coding, bytes, n, offset, &mut si, &mut st)?;
@@ -324,10 +402,22 @@ impl ColumnCursor {
                 out.extend_packed(&vec![0u8; n.div_ceil(8)], n);
                 Ok(())
             }
-            Piece::Page { bytes, n, sub, offset, .. } if sub.start == 0 && sub.end == n => {
+            Piece::Page {
+                bytes,
+                n,
+                sub,
+                offset,
+                ..
+            } if sub.start == 0 && sub.end == n => {
                 encoding::decode_bits(coding, bytes, n, offset, out)
             }
-            Piece::Page { bytes, n, sub, offset, .. } => {
+            Piece::Page {
+                bytes,
+                n,
+                sub,
+                offset,
+                ..
+            } => {
                 scratch.clear();
                 encoding::decode_bits(coding, bytes, n, offset, &mut scratch)?;
                 out.reserve(sub.len());
@@ -353,5 +443,6 @@ enum Piece<'a> {
 }
 
 fn to_usize(n: u64) -> Result<usize> {
-    usize::try_from(n).map_err(|_| Error::malformed("page", 0, format!("{n} elements do not fit in memory")))
+    usize::try_from(n)
+        .map_err(|_| Error::malformed("page", 0, format!("{n} elements do not fit in memory")))
 }

@@ -26,14 +26,20 @@ fn read_all(bytes: &[u8]) -> rntuple::Result<Vec<Vec<RecordBatch>>> {
     let file = RNTupleFile::from_bytes(Bytes::copy_from_slice(bytes))?;
     let mut out = Vec::new();
     for info in file.ntuples() {
-        out.push(file.reader_builder(Some(&info.path))?.build()?.collect_batches()?);
+        out.push(
+            file.reader_builder(Some(&info.path))?
+                .build()?
+                .collect_batches()?,
+        );
     }
     Ok(out)
 }
 
 fn read_plain(bytes: &[u8]) -> rntuple::Result<Vec<RecordBatch>> {
     let file = RNTupleFile::from_bytes(Bytes::copy_from_slice(bytes))?;
-    file.reader_builder(Some(NTUPLE))?.build()?.collect_batches()
+    file.reader_builder(Some(NTUPLE))?
+        .build()?
+        .collect_batches()
 }
 
 struct Layout {
@@ -45,8 +51,17 @@ struct Layout {
 
 fn layout(bytes: &[u8]) -> Layout {
     let root = RootFile::open(Arc::new(Bytes::copy_from_slice(bytes))).unwrap();
-    let anchor = root.anchors().iter().find(|a| a.name == NTUPLE).unwrap().anchor.clone();
-    assert_eq!(anchor.nbytes_header, anchor.len_header, "the Plain RNTuple must be uncompressed");
+    let anchor = root
+        .anchors()
+        .iter()
+        .find(|a| a.name == NTUPLE)
+        .unwrap()
+        .anchor
+        .clone();
+    assert_eq!(
+        anchor.nbytes_header, anchor.len_header,
+        "the Plain RNTuple must be uncompressed"
+    );
     let file = RNTupleFile::from_bytes(Bytes::copy_from_slice(bytes)).unwrap();
     let ntuple = file.ntuple(Some(NTUPLE)).unwrap();
     let group = &ntuple.descriptor().cluster_groups[0];
@@ -82,12 +97,17 @@ fn truncated_files_give_errors_or_the_same_data() {
     let bytes = original();
     let reference = read_all(&bytes).unwrap();
     let step = (bytes.len() / 400).max(1);
-    let cuts = (0..bytes.len()).step_by(step).chain([1, 4, 63, 64, 100, bytes.len() - 1]);
+    let cuts = (0..bytes.len())
+        .step_by(step)
+        .chain([1, 4, 63, 64, 100, bytes.len() - 1]);
     let mut errors = 0;
     for cut in cuts {
         match read_all(&bytes[..cut]) {
             Err(_) => errors += 1,
-            Ok(data) => assert_eq!(data, reference, "cut at {cut} gave different data without an error"),
+            Ok(data) => assert_eq!(
+                data, reference,
+                "cut at {cut} gave different data without an error"
+            ),
         }
     }
     assert!(errors > 300, "only {errors} truncations were noticed");
@@ -97,7 +117,11 @@ fn truncated_files_give_errors_or_the_same_data() {
 fn flipped_envelope_bytes_are_checksum_mismatches() {
     let bytes = original();
     let layout = layout(&bytes);
-    for (what, (offset, size)) in [("header", layout.header), ("footer", layout.footer), ("page list", layout.page_list)] {
+    for (what, (offset, size)) in [
+        ("header", layout.header),
+        ("footer", layout.footer),
+        ("page list", layout.page_list),
+    ] {
         for i in offset..offset + size {
             let mut damaged = bytes.clone();
             damaged[i as usize] ^= 0x20;
@@ -121,7 +145,13 @@ fn flipped_page_bytes_are_checksum_mismatches() {
             let mut damaged = bytes.clone();
             damaged[i as usize] ^= 0x01;
             let err = read_plain(&damaged).expect_err("damaged page");
-            assert!(matches!(err.root_cause(), Error::ChecksumMismatch { what: "page", .. }), "{err}");
+            assert!(
+                matches!(
+                    err.root_cause(),
+                    Error::ChecksumMismatch { what: "page", .. }
+                ),
+                "{err}"
+            );
         }
     }
 }
@@ -139,7 +169,10 @@ fn flipped_anchor_bytes_are_refused() {
         let mut damaged = bytes.clone();
         damaged[i] ^= 0x04;
         let err = read_plain(&damaged).expect_err("damaged anchor");
-        assert!(matches!(err.root_cause(), Error::ChecksumMismatch { .. }), "anchor byte {i}: {err}");
+        assert!(
+            matches!(err.root_cause(), Error::ChecksumMismatch { .. }),
+            "anchor byte {i}: {err}"
+        );
     }
 }
 
@@ -155,7 +188,10 @@ fn page_locator_past_the_end_is_unexpected_eof() {
     bytes[at..at + 8].copy_from_slice(&past_end.to_le_bytes());
     fix_envelope_checksum(&mut bytes, layout.page_list);
     let err = read_plain(&bytes).unwrap_err();
-    assert!(matches!(err.root_cause(), Error::UnexpectedEof { .. }), "{err}");
+    assert!(
+        matches!(err.root_cause(), Error::UnexpectedEof { .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -191,6 +227,15 @@ fn huge_entry_counts_in_a_small_file_are_errors_without_huge_allocations() {
 
 #[test]
 fn not_a_root_file() {
-    let err = RNTupleFile::from_bytes(Bytes::from_static(b"definitely not a ROOT file, just some text")).unwrap_err();
-    assert!(matches!(err.root_cause(), Error::Malformed { .. } | Error::UnexpectedEof { .. }), "{err}");
+    let err = RNTupleFile::from_bytes(Bytes::from_static(
+        b"definitely not a ROOT file, just some text",
+    ))
+    .unwrap_err();
+    assert!(
+        matches!(
+            err.root_cause(),
+            Error::Malformed { .. } | Error::UnexpectedEof { .. }
+        ),
+        "{err}"
+    );
 }

@@ -23,7 +23,10 @@ fn corpus_files_agree_with_root() {
     let mut problems = Vec::new();
     let only = std::env::var("CORPUS_ONLY").ok();
     for path in &files {
-        if only.as_ref().is_some_and(|o| !path.to_string_lossy().contains(o.as_str())) {
+        if only
+            .as_ref()
+            .is_some_and(|o| !path.to_string_lossy().contains(o.as_str()))
+        {
             continue;
         }
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
@@ -34,8 +37,17 @@ fn corpus_files_agree_with_root() {
         }
         let started = std::time::Instant::now();
         let found = compare_with_golden(path, &load_golden(&golden_path));
-        eprintln!("{stem}: {} disagreements ({:.1} s)", found.len(), started.elapsed().as_secs_f64());
+        eprintln!(
+            "{stem}: {} disagreements ({:.1} s)",
+            found.len(),
+            started.elapsed().as_secs_f64()
+        );
         problems.extend(found);
     }
-    assert!(problems.is_empty(), "{} disagreements:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} disagreements:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }

@@ -35,8 +35,16 @@ fn fixtures_agree_with_root() {
             continue;
         }
         let golden = load_golden(&data_dir().join(format!("{name}.json")));
-        let file = golden["file"].as_str().map(String::from).unwrap_or(format!("{name}.root"));
+        let file = golden["file"]
+            .as_str()
+            .map(String::from)
+            .unwrap_or(format!("{name}.root"));
         problems.extend(compare_with_golden(&data_dir().join(file), &golden));
     }
-    assert!(problems.is_empty(), "{} disagreements:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} disagreements:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }

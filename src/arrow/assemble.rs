@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use arrow_array::types::*;
 use arrow_array::{
-    new_null_array, Array, ArrayRef, BinaryArray, BooleanArray, FixedSizeListArray, ListArray, MapArray, PrimitiveArray,
-    StringArray, StructArray, UInt32Array, UInt64Array, UnionArray,
+    new_null_array, Array, ArrayRef, BinaryArray, BooleanArray, FixedSizeListArray, ListArray,
+    MapArray, PrimitiveArray, StringArray, StructArray, UInt32Array, UInt64Array, UnionArray,
 };
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
@@ -70,12 +70,23 @@ impl NodeReader {
             _ => usize::MAX,
         };
         let mut cursors = Vec::new();
-        for (k, &id) in representation.map(Vec::as_slice).unwrap_or_default().iter().enumerate() {
-            let column = descriptor
-                .column(id)
-                .ok_or_else(|| Error::malformed("schema description", 0, format!("missing column {id}")))?;
-            let first = if k < per_entry_columns { expected_first } else { None };
-            cursors.push(ColumnCursor::new(source, column, cluster, first).with_context(|| path.clone())?);
+        for (k, &id) in representation
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let column = descriptor.column(id).ok_or_else(|| {
+                Error::malformed("schema description", 0, format!("missing column {id}"))
+            })?;
+            let first = if k < per_entry_columns {
+                expected_first
+            } else {
+                None
+            };
+            cursors.push(
+                ColumnCursor::new(source, column, cluster, first).with_context(|| path.clone())?,
+            );
         }
         let children = child_nodes(node)
             .into_iter()
@@ -92,25 +103,35 @@ impl NodeReader {
     /// The Arrow array for cluster-relative slots `range` of this node.
     pub fn read(&mut self, range: Range<u64>) -> Result<ArrayRef> {
         let path = self.path.clone();
-        self.read_inner(range).with_context(|| format!("field {path}"))
+        self.read_inner(range)
+            .with_context(|| format!("field {path}"))
     }
 
     fn cursor(&mut self, k: usize) -> Result<&mut ColumnCursor> {
         let path = &self.path;
-        self.cursors
-            .get_mut(k)
-            .ok_or_else(|| Error::malformed("schema description", 0, format!("field {path} lacks column {k}")))
+        self.cursors.get_mut(k).ok_or_else(|| {
+            Error::malformed(
+                "schema description",
+                0,
+                format!("field {path} lacks column {k}"),
+            )
+        })
     }
 
     fn child(&mut self, k: usize) -> Result<&mut NodeReader> {
         let path = &self.path;
-        self.children
-            .get_mut(k)
-            .ok_or_else(|| Error::malformed("schema description", 0, format!("field {path} lacks subfield {k}")))
+        self.children.get_mut(k).ok_or_else(|| {
+            Error::malformed(
+                "schema description",
+                0,
+                format!("field {path} lacks subfield {k}"),
+            )
+        })
     }
 
     fn read_inner(&mut self, range: Range<u64>) -> Result<ArrayRef> {
-        let len = usize::try_from(range.end - range.start).map_err(|_| Error::InvalidArgument("range too large".into()))?;
+        let len = usize::try_from(range.end - range.start)
+            .map_err(|_| Error::InvalidArgument("range too large".into()))?;
         let data_type = self.node.arrow.data_type().clone();
         match self.node.kind.clone() {
             NodeKind::Primitive(leaf) => self.read_primitive(leaf, range),
@@ -121,34 +142,58 @@ impl NodeReader {
                 let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
                 if matches!(self.node.kind, NodeKind::String) {
                     let array = StringArray::try_new(offsets, Buffer::from_vec(bytes), None)
-                        .map_err(|e| Error::malformed("page", 0, format!("string is not valid UTF-8: {e}")))?;
+                        .map_err(|e| {
+                            Error::malformed("page", 0, format!("string is not valid UTF-8: {e}"))
+                        })?;
                     Ok(Arc::new(array))
                 } else {
-                    Ok(Arc::new(BinaryArray::try_new(offsets, Buffer::from_vec(bytes), None)?))
+                    Ok(Arc::new(BinaryArray::try_new(
+                        offsets,
+                        Buffer::from_vec(bytes),
+                        None,
+                    )?))
                 }
             }
             NodeKind::List(_) => {
                 let (offsets, elements) = self.read_offsets(range)?;
                 let values = self.child(0)?.read(elements)?;
-                let DataType::List(item) = data_type else { return Err(type_mismatch(&self.path)) };
-                Ok(Arc::new(ListArray::try_new(item, OffsetBuffer::new(ScalarBuffer::from(offsets)), values, None)?))
+                let DataType::List(item) = data_type else {
+                    return Err(type_mismatch(&self.path));
+                };
+                Ok(Arc::new(ListArray::try_new(
+                    item,
+                    OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                    values,
+                    None,
+                )?))
             }
             NodeKind::FixedSizeList(_, n) => {
                 let n64 = n as u64;
                 let values = self.child(0)?.read(range.start * n64..range.end * n64)?;
-                let DataType::FixedSizeList(item, size) = data_type else { return Err(type_mismatch(&self.path)) };
-                Ok(Arc::new(FixedSizeListArray::try_new(item, size, values, None)?))
+                let DataType::FixedSizeList(item, size) = data_type else {
+                    return Err(type_mismatch(&self.path));
+                };
+                Ok(Arc::new(FixedSizeListArray::try_new(
+                    item, size, values, None,
+                )?))
             }
             NodeKind::Bitset(n) => {
                 let n64 = n as u64;
                 let mut bits = BitVec::new();
-                self.cursor(0)?.read_bits(range.start * n64..range.end * n64, &mut bits)?;
+                self.cursor(0)?
+                    .read_bits(range.start * n64..range.end * n64, &mut bits)?;
                 let values: ArrayRef = Arc::new(bool_array(bits));
-                let DataType::FixedSizeList(item, size) = data_type else { return Err(type_mismatch(&self.path)) };
-                Ok(Arc::new(FixedSizeListArray::try_new(item, size, values, None)?))
+                let DataType::FixedSizeList(item, size) = data_type else {
+                    return Err(type_mismatch(&self.path));
+                };
+                Ok(Arc::new(FixedSizeListArray::try_new(
+                    item, size, values, None,
+                )?))
             }
             NodeKind::Struct(_) => {
-                let DataType::Struct(fields) = data_type else { return Err(type_mismatch(&self.path)) };
+                let DataType::Struct(fields) = data_type else {
+                    return Err(type_mismatch(&self.path));
+                };
                 if fields.is_empty() {
                     return Ok(Arc::new(StructArray::new_empty_fields(len, None)));
                 }
@@ -162,7 +207,9 @@ impl NodeReader {
                 let (offsets, elements) = self.read_offsets(range)?;
                 let keys = self.child(0)?.read(elements.clone())?;
                 let values = self.child(1)?.read(elements)?;
-                let DataType::Map(entries_field, sorted) = data_type else { return Err(type_mismatch(&self.path)) };
+                let DataType::Map(entries_field, sorted) = data_type else {
+                    return Err(type_mismatch(&self.path));
+                };
                 let DataType::Struct(entry_fields) = entries_field.data_type().clone() else {
                     return Err(type_mismatch(&self.path));
                 };
@@ -188,12 +235,19 @@ impl NodeReader {
                             return Err(Error::malformed(
                                 "page",
                                 0,
-                                format!("optional field {} holds {n} values in one entry", self.path),
+                                format!(
+                                    "optional field {} holds {n} values in one entry",
+                                    self.path
+                                ),
                             ))
                         }
                     }
                 }
-                Ok(::arrow::compute::take(values.as_ref(), &UInt32Array::from(indices), None)?)
+                Ok(::arrow::compute::take(
+                    values.as_ref(),
+                    &UInt32Array::from(indices),
+                    None,
+                )?)
             }
             NodeKind::Cardinality { wide } => {
                 let (offsets, _) = self.read_offsets(range)?;
@@ -201,7 +255,9 @@ impl NodeReader {
                 if wide {
                     Ok(Arc::new(UInt64Array::from_iter_values(sizes)))
                 } else {
-                    Ok(Arc::new(UInt32Array::from_iter_values(sizes.map(|s| s as u32))))
+                    Ok(Arc::new(UInt32Array::from_iter_values(
+                        sizes.map(|s| s as u32),
+                    )))
                 }
             }
             NodeKind::Wrapper(_) => self.child(0)?.read(range),
@@ -210,13 +266,19 @@ impl NodeReader {
     }
 
     fn read_primitive(&mut self, leaf: Leaf, range: Range<u64>) -> Result<ArrayRef> {
-        fn values<T: ArrowPrimitiveType>(cursor: &mut ColumnCursor, range: Range<u64>) -> Result<ArrayRef>
+        fn values<T: ArrowPrimitiveType>(
+            cursor: &mut ColumnCursor,
+            range: Range<u64>,
+        ) -> Result<ArrayRef>
         where
             T::Native: NativeType,
         {
             let mut out: Vec<T::Native> = Vec::with_capacity((range.end - range.start) as usize);
             cursor.read_values(range, &mut out)?;
-            Ok(Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(out), None)))
+            Ok(Arc::new(PrimitiveArray::<T>::new(
+                ScalarBuffer::from(out),
+                None,
+            )))
         }
         let cursor = self.cursor(0)?;
         match leaf {
@@ -244,8 +306,16 @@ impl NodeReader {
         let mut ends = Vec::with_capacity((range.end - range.start) as usize + 1);
         let first = range.start.saturating_sub(1);
         self.cursor(0)?.read_index(first..range.end, &mut ends)?;
-        let start = if range.start == 0 { 0 } else { ends.first().copied().unwrap_or(0) };
-        let ends = if range.start == 0 { &ends[..] } else { ends.get(1..).unwrap_or_default() };
+        let start = if range.start == 0 {
+            0
+        } else {
+            ends.first().copied().unwrap_or(0)
+        };
+        let ends = if range.start == 0 {
+            &ends[..]
+        } else {
+            ends.get(1..).unwrap_or_default()
+        };
         let mut offsets = Vec::with_capacity(ends.len() + 1);
         offsets.push(0i32);
         let mut previous = start;
@@ -254,11 +324,18 @@ impl NodeReader {
                 return Err(Error::malformed(
                     "page",
                     0,
-                    format!("collection offsets of {} decrease ({previous} then {end})", self.path),
+                    format!(
+                        "collection offsets of {} decrease ({previous} then {end})",
+                        self.path
+                    ),
                 ));
             }
-            let rel = i32::try_from(end - start)
-                .map_err(|_| Error::unsupported(format!("more than 2^31 elements in one batch of {}", self.path)))?;
+            let rel = i32::try_from(end - start).map_err(|_| {
+                Error::unsupported(format!(
+                    "more than 2^31 elements in one batch of {}",
+                    self.path
+                ))
+            })?;
             offsets.push(rel);
             previous = end;
         }
@@ -266,7 +343,9 @@ impl NodeReader {
     }
 
     fn read_union(&mut self, range: Range<u64>, data_type: DataType) -> Result<ArrayRef> {
-        let DataType::Union(fields, _) = data_type else { return Err(type_mismatch(&self.path)) };
+        let DataType::Union(fields, _) = data_type else {
+            return Err(type_mismatch(&self.path));
+        };
         let mut index = Vec::new();
         let mut tag = Vec::new();
         self.cursor(0)?.read_switch(range, &mut index, &mut tag)?;
@@ -278,7 +357,14 @@ impl NodeReader {
                 continue;
             }
             let slot = bounds.get_mut(t as usize - 1).ok_or_else(|| {
-                Error::malformed("page", 0, format!("variant {} has tag {t} of {n_alternatives} alternatives", self.path))
+                Error::malformed(
+                    "page",
+                    0,
+                    format!(
+                        "variant {} has tag {t} of {n_alternatives} alternatives",
+                        self.path
+                    ),
+                )
             })?;
             *slot = Some(match *slot {
                 None => (i, i),
@@ -309,7 +395,11 @@ impl NodeReader {
                 type_ids.push(0i8);
                 offsets.push(null_slot);
             } else {
-                let lo = bounds.get(t as usize - 1).copied().flatten().map_or(0, |(lo, _)| lo);
+                let lo = bounds
+                    .get(t as usize - 1)
+                    .copied()
+                    .flatten()
+                    .map_or(0, |(lo, _)| lo);
                 type_ids.push((t - 1) as i8);
                 offsets.push((i - lo) as i32);
             }
@@ -325,7 +415,10 @@ impl NodeReader {
 
 fn child_nodes(node: &FieldNode) -> Vec<&FieldNode> {
     match &node.kind {
-        NodeKind::List(c) | NodeKind::FixedSizeList(c, _) | NodeKind::Nullable(c) | NodeKind::Wrapper(c) => vec![c],
+        NodeKind::List(c)
+        | NodeKind::FixedSizeList(c, _)
+        | NodeKind::Nullable(c)
+        | NodeKind::Wrapper(c) => vec![c],
         NodeKind::Map(k, v) => vec![k, v],
         NodeKind::Struct(children) | NodeKind::Union(children) => children.iter().collect(),
         _ => Vec::new(),
@@ -334,9 +427,14 @@ fn child_nodes(node: &FieldNode) -> Vec<&FieldNode> {
 
 fn bool_array(bits: BitVec) -> BooleanArray {
     let (bytes, len) = bits.into_parts();
-    BooleanArray::new(BooleanBuffer::new(Buffer::from_vec(bytes), 0, len), None::<NullBuffer>)
+    BooleanArray::new(
+        BooleanBuffer::new(Buffer::from_vec(bytes), 0, len),
+        None::<NullBuffer>,
+    )
 }
 
 fn type_mismatch(path: &str) -> Error {
-    Error::InvalidArgument(format!("internal: Arrow type of {path} does not match its node"))
+    Error::InvalidArgument(format!(
+        "internal: Arrow type of {path} does not match its node"
+    ))
 }

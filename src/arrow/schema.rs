@@ -129,13 +129,22 @@ impl FieldNode {
     pub fn visit<'a>(&'a self, f: &mut impl FnMut(&'a FieldNode)) {
         f(self);
         match &self.kind {
-            NodeKind::List(c) | NodeKind::FixedSizeList(c, _) | NodeKind::Nullable(c) | NodeKind::Wrapper(c) => c.visit(f),
+            NodeKind::List(c)
+            | NodeKind::FixedSizeList(c, _)
+            | NodeKind::Nullable(c)
+            | NodeKind::Wrapper(c) => c.visit(f),
             NodeKind::Map(k, v) => {
                 k.visit(f);
                 v.visit(f);
             }
-            NodeKind::Struct(children) | NodeKind::Union(children) => children.iter().for_each(|c| c.visit(f)),
-            NodeKind::Primitive(_) | NodeKind::String | NodeKind::Streamed | NodeKind::Bitset(_) | NodeKind::Cardinality { .. } => {}
+            NodeKind::Struct(children) | NodeKind::Union(children) => {
+                children.iter().for_each(|c| c.visit(f))
+            }
+            NodeKind::Primitive(_)
+            | NodeKind::String
+            | NodeKind::Streamed
+            | NodeKind::Bitset(_)
+            | NodeKind::Cardinality { .. } => {}
         }
     }
 }
@@ -164,7 +173,9 @@ pub fn map_descriptor(descriptor: &Descriptor) -> ArrowMapping {
     let mut nodes = Vec::new();
     let mut skipped = Vec::new();
     for &id in &descriptor.top_level {
-        let Some(field) = descriptor.field(id) else { continue };
+        let Some(field) = descriptor.field(id) else {
+            continue;
+        };
         match build_node(descriptor, field, Some(1), 0) {
             Ok(node) => nodes.push(node),
             Err(reason) => skipped.push(SkippedField {
@@ -179,12 +190,19 @@ pub fn map_descriptor(descriptor: &Descriptor) -> ArrowMapping {
         .top_level
         .iter()
         .copied()
-        .filter(|&id| descriptor.field(id).is_some_and(|f| skipped.iter().any(|s| s.name == f.name)))
+        .filter(|&id| {
+            descriptor
+                .field(id)
+                .is_some_and(|f| skipped.iter().any(|s| s.name == f.name))
+        })
         .collect();
     nodes.retain(|node| {
         let mut depends_on_skipped = None;
         node.visit(&mut |n| {
-            if let Some(src) = descriptor.field(n.field_id).and_then(|f| f.projection_source) {
+            if let Some(src) = descriptor
+                .field(n.field_id)
+                .and_then(|f| f.projection_source)
+            {
                 let top = descriptor.top_level_of(src);
                 if skipped_ids.contains(&top) {
                     depends_on_skipped = descriptor.field(top).map(|f| f.name.clone());
@@ -195,7 +213,10 @@ pub fn map_descriptor(descriptor: &Descriptor) -> ArrowMapping {
             Some(source) => {
                 skipped.push(SkippedField {
                     name: node.arrow.name().clone(),
-                    type_name: descriptor.field(node.field_id).map(|f| f.type_name.clone()).unwrap_or_default(),
+                    type_name: descriptor
+                        .field(node.field_id)
+                        .map(|f| f.type_name.clone())
+                        .unwrap_or_default(),
                     reason: format!("projected from skipped field {source}"),
                 });
                 false
@@ -206,9 +227,15 @@ pub fn map_descriptor(descriptor: &Descriptor) -> ArrowMapping {
 
     let metadata = HashMap::from([
         (metadata::NAME.to_string(), descriptor.name.clone()),
-        (metadata::DESCRIPTION.to_string(), descriptor.description.clone()),
+        (
+            metadata::DESCRIPTION.to_string(),
+            descriptor.description.clone(),
+        ),
         (metadata::WRITER.to_string(), descriptor.writer.clone()),
-        (metadata::VERSION.to_string(), descriptor.version.map(|v| v.to_string()).join(".")),
+        (
+            metadata::VERSION.to_string(),
+            descriptor.version.map(|v| v.to_string()).join("."),
+        ),
     ]);
     let fields: Vec<FieldRef> = nodes.iter().map(|n| n.arrow.clone()).collect();
     ArrowMapping {
@@ -230,13 +257,24 @@ fn field_metadata(field: &FieldDescriptor) -> HashMap<String, String> {
 }
 
 fn children<'a>(d: &'a Descriptor, field: &FieldDescriptor) -> Vec<&'a FieldDescriptor> {
-    field.children.iter().filter_map(|&id| d.field(id)).collect()
+    field
+        .children
+        .iter()
+        .filter_map(|&id| d.field(id))
+        .collect()
 }
 
-fn only_child<'a>(d: &'a Descriptor, field: &FieldDescriptor) -> std::result::Result<&'a FieldDescriptor, String> {
+fn only_child<'a>(
+    d: &'a Descriptor,
+    field: &FieldDescriptor,
+) -> std::result::Result<&'a FieldDescriptor, String> {
     match children(d, field).as_slice() {
         [child] => Ok(child),
-        other => Err(format!("field {} has {} subfields, expected 1", field.name, other.len())),
+        other => Err(format!(
+            "field {} has {} subfields, expected 1",
+            field.name,
+            other.len()
+        )),
     }
 }
 
@@ -253,18 +291,28 @@ fn check_columns(
     }
     for rep in &field.representations {
         if rep.len() != expected {
-            return Err(format!("field {} has {} columns, expected {expected}", field.name, rep.len()));
+            return Err(format!(
+                "field {} has {} columns, expected {expected}",
+                field.name,
+                rep.len()
+            ));
         }
         for (k, &col) in rep.iter().enumerate() {
             let Some(column) = d.column(col) else {
                 return Err(format!("field {} names missing column {col}", field.name));
             };
             if !column.column_type.is_known() {
-                return Err(format!("column {col} has unknown type {}", column.column_type));
+                return Err(format!(
+                    "column {col} has unknown type {}",
+                    column.column_type
+                ));
             }
             if let Some(ok) = accept.get(k) {
                 if !ok(column.column_type) {
-                    return Err(format!("field {} cannot be read from a {} column", field.name, column.column_type));
+                    return Err(format!(
+                        "field {} cannot be read from a {} column",
+                        field.name, column.column_type
+                    ));
                 }
             }
         }
@@ -277,7 +325,10 @@ fn is_index(t: ColumnType) -> bool {
 }
 
 fn is_byte_like(t: ColumnType) -> bool {
-    matches!(t, ColumnType::Char | ColumnType::Byte | ColumnType::Int8 | ColumnType::UInt8)
+    matches!(
+        t,
+        ColumnType::Char | ColumnType::Byte | ColumnType::Int8 | ColumnType::UInt8
+    )
 }
 
 fn is_switch(t: ColumnType) -> bool {
@@ -292,14 +343,37 @@ fn accepts_leaf(leaf: Leaf) -> fn(ColumnType) -> bool {
     use ColumnType::*;
     match leaf {
         Leaf::Float32 | Leaf::Float64 => |t| {
-            matches!(t, Real16 | Real32 | Real64 | SplitReal16 | SplitReal32 | SplitReal64 | Real32Trunc | Real32Quant)
+            matches!(
+                t,
+                Real16
+                    | Real32
+                    | Real64
+                    | SplitReal16
+                    | SplitReal32
+                    | SplitReal64
+                    | Real32Trunc
+                    | Real32Quant
+            )
         },
         Leaf::Bool => |t| matches!(t, Bit),
         _ => |t| {
             matches!(
                 t,
-                Char | Byte | Int8 | UInt8 | Int16 | UInt16 | Int32 | UInt32 | Int64 | UInt64 | SplitInt16 | SplitUInt16
-                    | SplitInt32 | SplitUInt32 | SplitInt64 | SplitUInt64
+                Char | Byte
+                    | Int8
+                    | UInt8
+                    | Int16
+                    | UInt16
+                    | Int32
+                    | UInt32
+                    | Int64
+                    | UInt64
+                    | SplitInt16
+                    | SplitUInt16
+                    | SplitInt32
+                    | SplitUInt32
+                    | SplitInt64
+                    | SplitUInt64
             )
         },
     }
@@ -319,7 +393,8 @@ fn build_node(
         return Err(format!("field {} is nested too deeply", field.name));
     }
     let type_name = field.type_name.as_str();
-    let child_node = |child: &FieldDescriptor, per: Option<u64>| build_node(d, child, per, depth + 1);
+    let child_node =
+        |child: &FieldDescriptor, per: Option<u64>| build_node(d, child, per, depth + 1);
     let mut nullable = false;
     let (kind, data_type) = match field.role {
         StructuralRole::Unknown(code) => return Err(format!("unknown structural role {code:#x}")),
@@ -331,7 +406,11 @@ fn build_node(
             check_columns(d, field, 1, &[is_switch])?;
             let alternatives = children(d, field);
             if alternatives.is_empty() || alternatives.len() > 125 {
-                return Err(format!("variant {} has {} alternatives", field.name, alternatives.len()));
+                return Err(format!(
+                    "variant {} has {} alternatives",
+                    field.name,
+                    alternatives.len()
+                ));
             }
             let mut nodes = Vec::with_capacity(alternatives.len());
             for (i, alt) in alternatives.iter().enumerate() {
@@ -362,7 +441,15 @@ fn build_node(
         StructuralRole::Collection => {
             check_columns(d, field, 1, &[is_index])?;
             let child = only_child(d, field)?;
-            if starts_with_any(type_name, &["std::map<", "std::unordered_map<", "std::multimap<", "std::unordered_multimap<"]) {
+            if starts_with_any(
+                type_name,
+                &[
+                    "std::map<",
+                    "std::unordered_map<",
+                    "std::multimap<",
+                    "std::unordered_multimap<",
+                ],
+            ) {
                 let pair = children(d, child);
                 let [key, value] = pair.as_slice() else {
                     return Err(format!("map {} has no key/value pair", field.name));
@@ -372,7 +459,11 @@ fn build_node(
                 let entries = Field::new(
                     "entries",
                     DataType::Struct(Fields::from(vec![
-                        key.arrow.as_ref().clone().with_name("key").with_nullable(false),
+                        key.arrow
+                            .as_ref()
+                            .clone()
+                            .with_name("key")
+                            .with_nullable(false),
                         value.arrow.as_ref().clone().with_name("value"),
                     ])),
                     false,
@@ -387,20 +478,29 @@ fn build_node(
             } else {
                 let child = child_node(child, None)?;
                 let item = child.arrow.as_ref().clone().with_name("item");
-                (NodeKind::List(Box::new(child)), DataType::List(Arc::new(item)))
+                (
+                    NodeKind::List(Box::new(child)),
+                    DataType::List(Arc::new(item)),
+                )
             }
         }
         StructuralRole::Plain => {
             if type_name.starts_with("ROOT::RNTupleCardinality<") {
                 check_columns(d, field, 1, &[is_index])?;
                 let wide = type_name.contains("64");
-                let dt = if wide { DataType::UInt64 } else { DataType::UInt32 };
+                let dt = if wide {
+                    DataType::UInt64
+                } else {
+                    DataType::UInt32
+                };
                 (NodeKind::Cardinality { wide }, dt)
             } else if type_name == "std::string" {
                 check_columns(d, field, 2, &[is_index, is_byte_like])?;
                 (NodeKind::String, DataType::Utf8)
             } else if let Some(n) = field.array_size {
-                let n_usize = usize::try_from(n).ok().filter(|&n| n > 0 && n <= i32::MAX as usize);
+                let n_usize = usize::try_from(n)
+                    .ok()
+                    .filter(|&n| n > 0 && n <= i32::MAX as usize);
                 let Some(n_usize) = n_usize else {
                     return Err(format!("array {} has size {n}", field.name));
                 };
@@ -409,7 +509,10 @@ fn build_node(
                     // std::bitset<N>: one bit column.
                     check_columns(d, field, 1, &[is_bit])?;
                     let item = Field::new("item", DataType::Boolean, false);
-                    (NodeKind::Bitset(n_usize), DataType::FixedSizeList(Arc::new(item), n as i32))
+                    (
+                        NodeKind::Bitset(n_usize),
+                        DataType::FixedSizeList(Arc::new(item), n as i32),
+                    )
                 } else {
                     check_columns(d, field, 0, &[])?;
                     let child = child_node(only_child(d, field)?, per)?;
@@ -430,7 +533,8 @@ fn build_node(
             }
         }
     };
-    let arrow = Field::new(field.name.clone(), data_type, nullable).with_metadata(field_metadata(field));
+    let arrow =
+        Field::new(field.name.clone(), data_type, nullable).with_metadata(field_metadata(field));
     Ok(FieldNode {
         field_id: field.id,
         arrow: Arc::new(arrow),
@@ -442,7 +546,11 @@ fn build_node(
 /// Selects the top-level nodes (or nested parts of them) named by `paths`,
 /// such as `"Muon_pt"` or `"Jet.pt"`. A nested path keeps the tree down to
 /// that field and only it, so only its columns are read.
-pub fn project(mapping: &ArrowMapping, descriptor: &Descriptor, paths: &[String]) -> Result<Vec<FieldNode>> {
+pub fn project(
+    mapping: &ArrowMapping,
+    descriptor: &Descriptor,
+    paths: &[String],
+) -> Result<Vec<FieldNode>> {
     let mut out: Vec<FieldNode> = Vec::new();
     for path in paths {
         let mut parts = path.split('.');
@@ -454,10 +562,15 @@ pub fn project(mapping: &ArrowMapping, descriptor: &Descriptor, paths: &[String]
                 .find(|s| s.name == first)
                 .map(|s| format!(" (skipped: {})", s.reason))
                 .unwrap_or_default();
-            return Err(Error::InvalidArgument(format!("no field {first:?} in ntuple {}{reason}", descriptor.name)));
+            return Err(Error::InvalidArgument(format!(
+                "no field {first:?} in ntuple {}{reason}",
+                descriptor.name
+            )));
         };
         let rest: Vec<&str> = parts.collect();
-        let node = prune(top, &rest).ok_or_else(|| Error::InvalidArgument(format!("no field {path:?} in ntuple {}", descriptor.name)))?;
+        let node = prune(top, &rest).ok_or_else(|| {
+            Error::InvalidArgument(format!("no field {path:?} in ntuple {}", descriptor.name))
+        })?;
         match out.iter_mut().find(|n| n.arrow.name() == node.arrow.name()) {
             Some(existing) => *existing = merge(existing, &node),
             None => out.push(node),
@@ -488,16 +601,29 @@ fn prune(node: &FieldNode, path: &[&str]) -> Option<FieldNode> {
             let dt = DataType::Struct(Fields::from(vec![child.arrow.clone()]));
             Some(rebuild(NodeKind::Struct(vec![child]), dt))
         }
-        NodeKind::List(child) | NodeKind::FixedSizeList(child, _) | NodeKind::Nullable(child) | NodeKind::Wrapper(child) => {
-            let inner = if name == "_0" { prune(child, rest)? } else { prune(child, path)? };
+        NodeKind::List(child)
+        | NodeKind::FixedSizeList(child, _)
+        | NodeKind::Nullable(child)
+        | NodeKind::Wrapper(child) => {
+            let inner = if name == "_0" {
+                prune(child, rest)?
+            } else {
+                prune(child, path)?
+            };
             let (kind, dt) = match &node.kind {
                 NodeKind::List(_) => {
                     let item = inner.arrow.as_ref().clone().with_name("item");
-                    (NodeKind::List(Box::new(inner)), DataType::List(Arc::new(item)))
+                    (
+                        NodeKind::List(Box::new(inner)),
+                        DataType::List(Arc::new(item)),
+                    )
                 }
                 NodeKind::FixedSizeList(_, n) => {
                     let item = inner.arrow.as_ref().clone().with_name("item");
-                    (NodeKind::FixedSizeList(Box::new(inner), *n), DataType::FixedSizeList(Arc::new(item), *n as i32))
+                    (
+                        NodeKind::FixedSizeList(Box::new(inner), *n),
+                        DataType::FixedSizeList(Arc::new(item), *n as i32),
+                    )
                 }
                 NodeKind::Nullable(_) => {
                     let dt = inner.arrow.data_type().clone();
@@ -520,7 +646,10 @@ fn merge(a: &FieldNode, b: &FieldNode) -> FieldNode {
         (NodeKind::Struct(ca), NodeKind::Struct(cb)) => {
             let mut children = ca.clone();
             for c in cb {
-                match children.iter_mut().find(|x| x.arrow.name() == c.arrow.name()) {
+                match children
+                    .iter_mut()
+                    .find(|x| x.arrow.name() == c.arrow.name())
+                {
                     Some(x) => *x = merge(x, c),
                     None => children.push(c.clone()),
                 }
@@ -538,7 +667,12 @@ fn merge(a: &FieldNode, b: &FieldNode) -> FieldNode {
             let item = inner.arrow.as_ref().clone().with_name("item");
             FieldNode {
                 field_id: a.field_id,
-                arrow: Arc::new(a.arrow.as_ref().clone().with_data_type(DataType::List(Arc::new(item)))),
+                arrow: Arc::new(
+                    a.arrow
+                        .as_ref()
+                        .clone()
+                        .with_data_type(DataType::List(Arc::new(item))),
+                ),
                 kind: NodeKind::List(Box::new(inner)),
                 per_entry: a.per_entry,
             }

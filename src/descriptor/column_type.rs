@@ -153,8 +153,10 @@ impl ColumnType {
             Bit => (1, 1),
             Byte | Char | Int8 | UInt8 => (8, 8),
             Int16 | UInt16 | Real16 | SplitInt16 | SplitUInt16 | SplitReal16 => (16, 16),
-            Int32 | UInt32 | Real32 | Index32 | SplitInt32 | SplitUInt32 | SplitReal32 | SplitIndex32 => (32, 32),
-            Int64 | UInt64 | Real64 | Index64 | SplitInt64 | SplitUInt64 | SplitReal64 | SplitIndex64 => (64, 64),
+            Int32 | UInt32 | Real32 | Index32 | SplitInt32 | SplitUInt32 | SplitReal32
+            | SplitIndex32 => (32, 32),
+            Int64 | UInt64 | Real64 | Index64 | SplitInt64 | SplitUInt64 | SplitReal64
+            | SplitIndex64 => (64, 64),
             Switch => (96, 96),
             Real32Trunc => (10, 31),
             Real32Quant => (1, 32),
@@ -168,7 +170,9 @@ impl ColumnType {
         match self {
             Bit | Real32Trunc | Real32Quant => Encoding::BitPacked,
             SplitInt16 | SplitInt32 | SplitInt64 => Encoding::SplitZigzag,
-            SplitUInt16 | SplitUInt32 | SplitUInt64 | SplitReal16 | SplitReal32 | SplitReal64 => Encoding::Split,
+            SplitUInt16 | SplitUInt32 | SplitUInt64 | SplitReal16 | SplitReal32 | SplitReal64 => {
+                Encoding::Split
+            }
             SplitIndex32 | SplitIndex64 => Encoding::SplitDelta,
             _ => Encoding::Plain,
         }

@@ -16,8 +16,8 @@ mod column_type;
 pub use column_type::{ColumnType, Encoding};
 
 use crate::envelope::{
-    AttributeSetRecord, ColumnPageRange, EnvelopeLink, ExtraTypeInfoRecord, FooterEnvelope, HeaderEnvelope,
-    PageListEnvelope, PageRecord, SchemaDescription,
+    AttributeSetRecord, ColumnPageRange, EnvelopeLink, ExtraTypeInfoRecord, FooterEnvelope,
+    HeaderEnvelope, PageListEnvelope, PageRecord, SchemaDescription,
 };
 use crate::error::{Error, Result};
 
@@ -137,7 +137,9 @@ impl ClusterDescriptor {
     /// The page range of a column, if the page list has it and the column is
     /// not suppressed in this cluster.
     pub fn column(&self, id: u32) -> Option<&ColumnPageRange> {
-        self.columns.get(id as usize).filter(|c| c.element_offset.is_some())
+        self.columns
+            .get(id as usize)
+            .filter(|c| c.element_offset.is_some())
     }
 
     /// Total elements of a column in this cluster (0 if absent).
@@ -208,7 +210,11 @@ impl Descriptor {
         } = builder;
         link_columns(&mut fields, &mut columns, &aliases)?;
         check_tree(&fields)?;
-        let top_level = fields.iter().filter(|f| f.parent.is_none()).map(|f| f.id).collect();
+        let top_level = fields
+            .iter()
+            .filter(|f| f.parent.is_none())
+            .map(|f| f.id)
+            .collect();
 
         let mut cluster_groups = Vec::with_capacity(footer.cluster_groups.len());
         let mut first_cluster_id = 0u64;
@@ -224,7 +230,11 @@ impl Descriptor {
             });
             first_cluster_id += u64::from(g.n_clusters);
             let end = g.min_entry.checked_add(g.entry_span).ok_or_else(|| {
-                Error::malformed("footer envelope", 0, format!("cluster group {index} entry range overflows"))
+                Error::malformed(
+                    "footer envelope",
+                    0,
+                    format!("cluster group {index} entry range overflows"),
+                )
             })?;
             n_entries = n_entries.max(end);
         }
@@ -298,7 +308,11 @@ impl Descriptor {
     }
 
     /// Validates a parsed page list of cluster group `group` and returns its clusters.
-    pub fn clusters_from_page_list(&self, group: &ClusterGroup, page_list: PageListEnvelope) -> Result<Vec<ClusterDescriptor>> {
+    pub fn clusters_from_page_list(
+        &self,
+        group: &ClusterGroup,
+        page_list: PageListEnvelope,
+    ) -> Result<Vec<ClusterDescriptor>> {
         let what = "page list envelope";
         let at = group.page_list.locator.offset;
         if page_list.header_checksum != self.header_checksum {
@@ -322,15 +336,26 @@ impl Descriptor {
             ));
         }
         let mut out = Vec::with_capacity(page_list.clusters.len());
-        for (i, (summary, columns)) in page_list.clusters.into_iter().zip(page_list.columns).enumerate() {
+        for (i, (summary, columns)) in page_list
+            .clusters
+            .into_iter()
+            .zip(page_list.columns)
+            .enumerate()
+        {
             let id = group.first_cluster_id + i as u64;
             if summary.flags & 0x01 != 0 {
-                return Err(Error::unsupported(format!("sharded cluster {id} (cluster flag 0x01)")));
+                return Err(Error::unsupported(format!(
+                    "sharded cluster {id} (cluster flag 0x01)"
+                )));
             }
             if summary.n_entries == 0 {
                 return Err(Error::malformed(what, at, format!("cluster {id} is empty")));
             }
-            if summary.first_entry.checked_add(summary.n_entries).is_none_or(|end| end > self.n_entries) {
+            if summary
+                .first_entry
+                .checked_add(summary.n_entries)
+                .is_none_or(|end| end > self.n_entries)
+            {
                 return Err(Error::malformed(
                     what,
                     at,
@@ -344,7 +369,11 @@ impl Descriptor {
                 return Err(Error::malformed(
                     what,
                     at,
-                    format!("cluster {id} lists {} columns, the schema has {}", columns.len(), self.columns.len()),
+                    format!(
+                        "cluster {id} lists {} columns, the schema has {}",
+                        columns.len(),
+                        self.columns.len()
+                    ),
                 ));
             }
             out.push(ClusterDescriptor {
@@ -368,16 +397,28 @@ struct SchemaBuilder {
 
 impl SchemaBuilder {
     fn add(&mut self, schema: &SchemaDescription, from_extension: bool) -> Result<()> {
-        let what = if from_extension { "schema extension" } else { "header envelope" };
+        let what = if from_extension {
+            "schema extension"
+        } else {
+            "header envelope"
+        };
         for record in &schema.fields {
-            let id = u32::try_from(self.fields.len()).map_err(|_| Error::malformed(what, 0, "too many fields"))?;
-            let parent = if record.parent_id == id { None } else { Some(record.parent_id) };
+            let id = u32::try_from(self.fields.len())
+                .map_err(|_| Error::malformed(what, 0, "too many fields"))?;
+            let parent = if record.parent_id == id {
+                None
+            } else {
+                Some(record.parent_id)
+            };
             if let Some(p) = parent {
                 if p >= id {
                     return Err(Error::malformed(
                         what,
                         0,
-                        format!("field {id} ({}) names parent {p}, which does not come before it", record.name),
+                        format!(
+                            "field {id} ({}) names parent {p}, which does not come before it",
+                            record.name
+                        ),
                     ));
                 }
             }
@@ -406,23 +447,35 @@ impl SchemaBuilder {
             }
         }
         for record in &schema.columns {
-            let id = u32::try_from(self.columns.len()).map_err(|_| Error::malformed(what, 0, "too many columns"))?;
+            let id = u32::try_from(self.columns.len())
+                .map_err(|_| Error::malformed(what, 0, "too many columns"))?;
             let column_type = ColumnType::from_code(record.column_type);
             if let Some((lo, hi)) = column_type.bits_range() {
                 if record.bits_on_storage < lo || record.bits_on_storage > hi {
                     return Err(Error::malformed(
                         what,
                         0,
-                        format!("column {id} of type {column_type} has {} bits on storage", record.bits_on_storage),
+                        format!(
+                            "column {id} of type {column_type} has {} bits on storage",
+                            record.bits_on_storage
+                        ),
                     ));
                 }
             }
             if column_type == ColumnType::Real32Quant && record.value_range.is_none() {
-                return Err(Error::malformed(what, 0, format!("Real32Quant column {id} has no value range")));
+                return Err(Error::malformed(
+                    what,
+                    0,
+                    format!("Real32Quant column {id} has no value range"),
+                ));
             }
             if let Some((min, max)) = record.value_range {
                 if !min.is_finite() || !max.is_finite() || min > max {
-                    return Err(Error::malformed(what, 0, format!("column {id} has value range [{min}, {max}]")));
+                    return Err(Error::malformed(
+                        what,
+                        0,
+                        format!("column {id} has value range [{min}, {max}]"),
+                    ));
                 }
             }
             self.columns.push(ColumnDescriptor {
@@ -437,30 +490,57 @@ impl SchemaBuilder {
                 flags: record.flags,
             });
         }
-        self.aliases
-            .extend(schema.alias_columns.iter().map(|a| (a.physical_column_id, a.field_id)));
-        self.extra_type_info.extend(schema.extra_type_info.iter().cloned());
+        self.aliases.extend(
+            schema
+                .alias_columns
+                .iter()
+                .map(|a| (a.physical_column_id, a.field_id)),
+        );
+        self.extra_type_info
+            .extend(schema.extra_type_info.iter().cloned());
         Ok(())
     }
 }
 
 /// Attaches physical and alias columns to their fields, grouped by representation.
-fn link_columns(fields: &mut [FieldDescriptor], columns: &mut [ColumnDescriptor], aliases: &[(u32, u32)]) -> Result<()> {
+fn link_columns(
+    fields: &mut [FieldDescriptor],
+    columns: &mut [ColumnDescriptor],
+    aliases: &[(u32, u32)],
+) -> Result<()> {
     let what = "schema description";
     let n_fields = fields.len();
     for column in columns.iter_mut() {
         let field = fields.get_mut(column.field_id as usize).ok_or_else(|| {
-            Error::malformed(what, 0, format!("column {} belongs to field {}, of {n_fields}", column.id, column.field_id))
+            Error::malformed(
+                what,
+                0,
+                format!(
+                    "column {} belongs to field {}, of {n_fields}",
+                    column.id, column.field_id
+                ),
+            )
         })?;
         if field.is_projected() {
-            return Err(Error::malformed(what, 0, format!("physical column {} belongs to projected field {}", column.id, field.name)));
+            return Err(Error::malformed(
+                what,
+                0,
+                format!(
+                    "physical column {} belongs to projected field {}",
+                    column.id, field.name
+                ),
+            ));
         }
         let r = column.representation_index as usize;
         if r > field.representations.len() {
             return Err(Error::malformed(
                 what,
                 0,
-                format!("column {} has representation {r} before representation {}", column.id, field.representations.len()),
+                format!(
+                    "column {} has representation {r} before representation {}",
+                    column.id,
+                    field.representations.len()
+                ),
             ));
         }
         if r == field.representations.len() {
@@ -473,13 +553,31 @@ fn link_columns(fields: &mut [FieldDescriptor], columns: &mut [ColumnDescriptor]
     }
     for &(physical, field_id) in aliases {
         let column = columns.get(physical as usize).ok_or_else(|| {
-            Error::malformed(what, 0, format!("alias column names physical column {physical}, of {}", columns.len()))
+            Error::malformed(
+                what,
+                0,
+                format!(
+                    "alias column names physical column {physical}, of {}",
+                    columns.len()
+                ),
+            )
         })?;
-        let field = fields
-            .get_mut(field_id as usize)
-            .ok_or_else(|| Error::malformed(what, 0, format!("alias column names field {field_id}, of {n_fields}")))?;
+        let field = fields.get_mut(field_id as usize).ok_or_else(|| {
+            Error::malformed(
+                what,
+                0,
+                format!("alias column names field {field_id}, of {n_fields}"),
+            )
+        })?;
         if !field.is_projected() {
-            return Err(Error::malformed(what, 0, format!("alias column attached to field {}, which is not projected", field.name)));
+            return Err(Error::malformed(
+                what,
+                0,
+                format!(
+                    "alias column attached to field {}, which is not projected",
+                    field.name
+                ),
+            ));
         }
         let r = column.representation_index as usize;
         while field.representations.len() <= r {
@@ -495,7 +593,10 @@ fn link_columns(fields: &mut [FieldDescriptor], columns: &mut [ColumnDescriptor]
             return Err(Error::malformed(
                 what,
                 0,
-                format!("field {} has representations with different numbers of columns", field.name),
+                format!(
+                    "field {} has representations with different numbers of columns",
+                    field.name
+                ),
             ));
         }
         if let Some(source) = field.projection_source {
@@ -526,7 +627,10 @@ fn check_tree(fields: &[FieldDescriptor]) -> Result<()> {
             return Err(Error::malformed(
                 "schema description",
                 0,
-                format!("field {} is nested {d} levels deep, more than {MAX_FIELD_DEPTH}", field.name),
+                format!(
+                    "field {} is nested {d} levels deep, more than {MAX_FIELD_DEPTH}",
+                    field.name
+                ),
             ));
         }
         if let Some(slot) = depth.get_mut(field.id as usize) {

@@ -1,6 +1,9 @@
 //! The footer envelope (spec: "Footer envelope").
 
-use super::frame::{read_feature_flags, read_list_frame, read_locator, read_record_frame, read_string, EnvelopeLink, Locator};
+use super::frame::{
+    read_feature_flags, read_list_frame, read_locator, read_record_frame, read_string,
+    EnvelopeLink, Locator,
+};
 use super::header::{parse_schema_description, SchemaDescription};
 use super::{open_envelope, EnvelopeType};
 use crate::error::Result;
@@ -114,7 +117,13 @@ mod tests {
         let f = parse_footer(&envelope(0x02, &w.buf), 0).unwrap();
         assert_eq!(f.header_checksum, 0x1234);
         assert_eq!(f.cluster_groups[0].entry_span, 100);
-        assert_eq!(f.cluster_groups[0].page_list.locator, Locator { size: 80, offset: 4096 });
+        assert_eq!(
+            f.cluster_groups[0].page_list.locator,
+            Locator {
+                size: 80,
+                offset: 4096
+            }
+        );
         assert_eq!(f.attribute_sets[0].name, "meta");
         assert_eq!(f.attribute_sets[0].anchor.offset, 9000);
     }

@@ -64,14 +64,22 @@ fn read_frame<'a>(cursor: &mut Cursor<'a>, list: bool) -> Result<(Cursor<'a>, u3
     let at = cursor.offset();
     let size = cursor.i64_le()?;
     if (size < 0) != list {
-        let (want, got) = if list { ("list", "record") } else { ("record", "list") };
-        return Err(cursor.malformed(format!("expected a {want} frame at offset {at}, found a {got} frame")));
+        let (want, got) = if list {
+            ("list", "record")
+        } else {
+            ("record", "list")
+        };
+        return Err(cursor.malformed(format!(
+            "expected a {want} frame at offset {at}, found a {got} frame"
+        )));
     }
     let n_items = if list { cursor.u32_le()? } else { 0 };
     let header_len = cursor.position() - start;
     let size = size.unsigned_abs();
     if size < header_len as u64 {
-        return Err(cursor.malformed(format!("frame at offset {at} declares size {size}, smaller than its preamble")));
+        return Err(cursor.malformed(format!(
+            "frame at offset {at} declares size {size}, smaller than its preamble"
+        )));
     }
     let payload = cursor.bytes_u64(size - header_len as u64)?;
     let base = at + header_len as u64;
@@ -87,7 +95,10 @@ pub fn read_record_frame<'a>(cursor: &mut Cursor<'a>) -> Result<Cursor<'a>> {
 ///
 /// The number is checked against the bytes of the frame, `min_item_size`
 /// bytes per item at least, so callers may reserve that many items.
-pub fn read_list_frame<'a>(cursor: &mut Cursor<'a>, min_item_size: usize) -> Result<(Cursor<'a>, usize)> {
+pub fn read_list_frame<'a>(
+    cursor: &mut Cursor<'a>,
+    min_item_size: usize,
+) -> Result<(Cursor<'a>, usize)> {
     let (inner, n) = read_frame(cursor, true)?;
     let n = n as usize;
     if n.saturating_mul(min_item_size.max(1)) > inner.remaining() {
@@ -156,7 +167,10 @@ mod tests {
         let mut w = Writer::default();
         w.i64(-16).u32(1 << 30).u32(0);
         let mut c = Cursor::new(&w.buf, 0, "test");
-        assert!(matches!(read_list_frame(&mut c, 4), Err(Error::Malformed { .. })));
+        assert!(matches!(
+            read_list_frame(&mut c, 4),
+            Err(Error::Malformed { .. })
+        ));
     }
 
     #[test]
@@ -164,7 +178,10 @@ mod tests {
         let mut w = Writer::default();
         w.i64(1000).u32(1);
         let mut c = Cursor::new(&w.buf, 0, "test");
-        assert!(matches!(read_record_frame(&mut c), Err(Error::UnexpectedEof { .. })));
+        assert!(matches!(
+            read_record_frame(&mut c),
+            Err(Error::UnexpectedEof { .. })
+        ));
     }
 
     #[test]
@@ -172,7 +189,10 @@ mod tests {
         let mut w = Writer::default();
         w.record(|_| {});
         let mut c = Cursor::new(&w.buf, 0, "test");
-        assert!(matches!(read_list_frame(&mut c, 1), Err(Error::Malformed { .. })));
+        assert!(matches!(
+            read_list_frame(&mut c, 1),
+            Err(Error::Malformed { .. })
+        ));
     }
 
     #[test]
@@ -183,7 +203,13 @@ mod tests {
         let head = (20u32) | ((-1i8 as u8 as u32) << 24);
         w.u32(head).u64(1 << 33).u64(1 << 40);
         let mut c = Cursor::new(&w.buf, 0, "test");
-        assert_eq!(read_locator(&mut c).unwrap(), Locator { size: 100, offset: 5000 });
+        assert_eq!(
+            read_locator(&mut c).unwrap(),
+            Locator {
+                size: 100,
+                offset: 5000
+            }
+        );
         assert_eq!(
             read_locator(&mut c).unwrap(),
             Locator {
@@ -200,7 +226,10 @@ mod tests {
         let head = 12u32 | ((-5i8 as u8 as u32) << 24);
         w.u32(head).u64(0);
         let mut c = Cursor::new(&w.buf, 0, "test");
-        assert!(matches!(read_locator(&mut c), Err(Error::Unsupported { .. })));
+        assert!(matches!(
+            read_locator(&mut c),
+            Err(Error::Unsupported { .. })
+        ));
     }
 
     #[test]

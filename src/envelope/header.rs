@@ -155,9 +155,21 @@ fn read_field(r: &mut Cursor<'_>) -> Result<FieldRecord> {
     let type_name = read_string(r)?;
     let type_alias = read_string(r)?;
     let description = read_string(r)?;
-    let array_size = if flags & FIELD_REPETITIVE != 0 { Some(r.u64_le()?) } else { None };
-    let source_field_id = if flags & FIELD_PROJECTED != 0 { Some(r.u32_le()?) } else { None };
-    let type_checksum = if flags & FIELD_TYPE_CHECKSUM != 0 { Some(r.u32_le()?) } else { None };
+    let array_size = if flags & FIELD_REPETITIVE != 0 {
+        Some(r.u64_le()?)
+    } else {
+        None
+    };
+    let source_field_id = if flags & FIELD_PROJECTED != 0 {
+        Some(r.u32_le()?)
+    } else {
+        None
+    };
+    let type_checksum = if flags & FIELD_TYPE_CHECKSUM != 0 {
+        Some(r.u32_le()?)
+    } else {
+        None
+    };
     Ok(FieldRecord {
         field_version,
         type_version,
@@ -180,7 +192,11 @@ fn read_column(r: &mut Cursor<'_>) -> Result<ColumnRecord> {
     let field_id = r.u32_le()?;
     let flags = r.u16_le()?;
     let representation_index = r.u16_le()?;
-    let first_element_index = if flags & COLUMN_DEFERRED != 0 { Some(r.i64_le()?) } else { None };
+    let first_element_index = if flags & COLUMN_DEFERRED != 0 {
+        Some(r.i64_le()?)
+    } else {
+        None
+    };
     let value_range = if flags & COLUMN_RANGE != 0 {
         Some((r.f64_le()?, r.f64_le()?))
     } else {
@@ -256,7 +272,10 @@ pub(crate) mod tests {
         w.list(1, |w| {
             w.record(|w| {
                 w.u32(0).u32(0).u32(0).u16(0).u16(0x07);
-                w.string("a").string("std::array<float,3>").string("").string("");
+                w.string("a")
+                    .string("std::array<float,3>")
+                    .string("")
+                    .string("");
                 w.u64(3).u32(9).u32(0xABCD);
             });
         });

@@ -20,12 +20,17 @@ mod header;
 mod page_list;
 
 pub use footer::{parse_footer, AttributeSetRecord, ClusterGroupRecord, FooterEnvelope};
-pub use frame::{read_feature_flags, read_list_frame, read_locator, read_record_frame, read_string, EnvelopeLink, Locator};
-pub use header::{
-    parse_header, parse_schema_description, AliasColumnRecord, ColumnRecord, ExtraTypeInfoRecord, FieldRecord,
-    HeaderEnvelope, SchemaDescription,
+pub use frame::{
+    read_feature_flags, read_list_frame, read_locator, read_record_frame, read_string,
+    EnvelopeLink, Locator,
 };
-pub use page_list::{parse_page_list, ClusterSummary, ColumnPageRange, PageListEnvelope, PageRecord};
+pub use header::{
+    parse_header, parse_schema_description, AliasColumnRecord, ColumnRecord, ExtraTypeInfoRecord,
+    FieldRecord, HeaderEnvelope, SchemaDescription,
+};
+pub use page_list::{
+    parse_page_list, ClusterSummary, ColumnPageRange, PageListEnvelope, PageRecord,
+};
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -62,7 +67,11 @@ const KNOWN_FEATURES: &[u64] = &[
 /// name the header they belong to).
 ///
 /// `file_offset` is where the envelope's block starts in the file, for errors.
-pub fn open_envelope(data: &[u8], kind: EnvelopeType, file_offset: u64) -> Result<(Cursor<'_>, u64)> {
+pub fn open_envelope(
+    data: &[u8],
+    kind: EnvelopeType,
+    file_offset: u64,
+) -> Result<(Cursor<'_>, u64)> {
     let what = kind.name();
     if data.len() < 16 {
         return Err(Error::UnexpectedEof {
@@ -100,7 +109,10 @@ pub fn open_envelope(data: &[u8], kind: EnvelopeType, file_offset: u64) -> Resul
         return Err(Error::malformed(
             what,
             file_offset,
-            format!("envelope length {length} but {} bytes were read", data.len()),
+            format!(
+                "envelope length {length} but {} bytes were read",
+                data.len()
+            ),
         ));
     }
     Ok((cursor, expected))
@@ -110,7 +122,9 @@ pub fn open_envelope(data: &[u8], kind: EnvelopeType, file_offset: u64) -> Resul
 /// "a reader that meets an unknown bit must stop gracefully").
 pub fn check_feature_flags(bits: &[u64]) -> Result<()> {
     match bits.iter().find(|bit| !KNOWN_FEATURES.contains(bit)) {
-        Some(bit) => Err(Error::unsupported(format!("unsupported format feature: {bit}"))),
+        Some(bit) => Err(Error::unsupported(format!(
+            "unsupported format feature: {bit}"
+        ))),
         None => Ok(()),
     }
 }
@@ -220,6 +234,9 @@ mod tests {
     fn unknown_feature_is_refused_by_number() {
         assert!(check_feature_flags(&[0]).is_ok());
         let err = check_feature_flags(&[137]).unwrap_err();
-        assert_eq!(err.to_string(), "unsupported: unsupported format feature: 137");
+        assert_eq!(
+            err.to_string(),
+            "unsupported: unsupported format feature: 137"
+        );
     }
 }

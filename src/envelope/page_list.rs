@@ -66,7 +66,10 @@ pub fn parse_page_list(data: &[u8], file_offset: u64) -> Result<PageListEnvelope
         return Err(Error::malformed(
             "page list envelope",
             file_offset,
-            format!("{} cluster summaries but page locations for {n_clusters} clusters", clusters.len()),
+            format!(
+                "{} cluster summaries but page locations for {n_clusters} clusters",
+                clusters.len()
+            ),
         ));
     }
     let mut columns = Vec::with_capacity(n_clusters);
@@ -134,7 +137,14 @@ mod tests {
             });
         });
         let p = parse_page_list(&envelope(0x03, &w.buf), 0).unwrap();
-        assert_eq!(p.clusters[0], ClusterSummary { first_entry: 10, n_entries: 5, flags: 0x80 });
+        assert_eq!(
+            p.clusters[0],
+            ClusterSummary {
+                first_entry: 10,
+                n_entries: 5,
+                flags: 0x80
+            }
+        );
         let col = &p.columns[0][0];
         assert_eq!(col.element_offset, Some(40));
         assert_eq!(col.compression, Some(505));

@@ -87,7 +87,10 @@ impl RNTupleReaderBuilder {
         let mapping = self.ntuple.mapping();
         self.nodes = project(mapping, self.ntuple.descriptor(), &paths)?;
         let fields: Vec<_> = self.nodes.iter().map(|n| n.arrow.clone()).collect();
-        self.schema = Arc::new(Schema::new_with_metadata(fields, mapping.schema.metadata().clone()));
+        self.schema = Arc::new(Schema::new_with_metadata(
+            fields,
+            mapping.schema.metadata().clone(),
+        ));
         Ok(self)
     }
 
@@ -189,13 +192,17 @@ impl RNTupleRecordBatchReader {
                         .map(|r| r.read(range.clone()))
                         .collect::<Result<Vec<_>>>()
                         .with_context(|| format!("cluster {id}"))?;
-                    let options = RecordBatchOptions::new().with_row_count(Some((range.end - range.start) as usize));
-                    let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+                    let options = RecordBatchOptions::new()
+                        .with_row_count(Some((range.end - range.start) as usize));
+                    let batch =
+                        RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
                     return Ok(Some(batch));
                 }
                 self.current = None;
             }
-            let Some((cluster, range)) = self.plan.next() else { return Ok(None) };
+            let Some((cluster, range)) = self.plan.next() else {
+                return Ok(None);
+            };
             let descriptor = self.ntuple.descriptor();
             let pages = self.ntuple.page_source();
             let readers = self

@@ -93,7 +93,11 @@ impl RNTupleFile {
                 return Err(Error::InvalidArgument(if names.is_empty() {
                     "the file holds no RNTuple".to_string()
                 } else {
-                    format!("the file holds {} RNTuples ({}): name one", names.len(), names.join(", "))
+                    format!(
+                        "the file holds {} RNTuples ({}): name one",
+                        names.len(),
+                        names.join(", ")
+                    )
                 }));
             }
         };
@@ -102,10 +106,15 @@ impl RNTupleFile {
             Error::InvalidArgument(format!(
                 "no RNTuple named {:?} in the file (it has: {})",
                 name.unwrap_or_default(),
-                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
             ))
         })?;
-        RNTuple::open(self.source.clone(), &entry.anchor).with_context(|| format!("RNTuple {}", entry.path))
+        RNTuple::open(self.source.clone(), &entry.anchor)
+            .with_context(|| format!("RNTuple {}", entry.path))
     }
 
     /// A reader builder for the RNTuple with this path or name.
@@ -120,7 +129,12 @@ impl RNTupleFile {
 }
 
 fn version_of(a: &Anchor) -> [u16; 4] {
-    [a.version_epoch, a.version_major, a.version_minor, a.version_patch]
+    [
+        a.version_epoch,
+        a.version_major,
+        a.version_minor,
+        a.version_patch,
+    ]
 }
 
 /// A linked attribute set of an RNTuple.
@@ -149,7 +163,15 @@ struct Inner {
 
 /// Reads an envelope (or any block) of `nbytes` stored bytes at `offset`
 /// that decompress to `len` bytes.
-fn read_block(source: &dyn ReadAt, what: &'static str, offset: u64, nbytes: u64, len: u64, max_key_size: u64, limits: Limits) -> Result<Vec<u8>> {
+fn read_block(
+    source: &dyn ReadAt,
+    what: &'static str,
+    offset: u64,
+    nbytes: u64,
+    len: u64,
+    max_key_size: u64,
+    limits: Limits,
+) -> Result<Vec<u8>> {
     if len > limits.max_page_bytes.max(nbytes) {
         return Err(Error::LimitExceeded {
             what,
@@ -158,7 +180,8 @@ fn read_block(source: &dyn ReadAt, what: &'static str, offset: u64, nbytes: u64,
         });
     }
     let stored = read_blob(source, offset, nbytes, max_key_size)?;
-    let len = usize::try_from(len).map_err(|_| Error::malformed(what, offset, "length does not fit in memory"))?;
+    let len = usize::try_from(len)
+        .map_err(|_| Error::malformed(what, offset, "length does not fit in memory"))?;
     decompress_to_vec(&stored, len, offset)
 }
 
@@ -167,13 +190,35 @@ impl RNTuple {
     pub fn open(source: Arc<dyn ReadAt>, anchor: &Anchor) -> Result<Self> {
         let limits = Limits::default();
         let mk = anchor.max_key_size;
-        let header = read_block(source.as_ref(), "header envelope", anchor.seek_header, anchor.nbytes_header, anchor.len_header, mk, limits)?;
-        let header = parse_header(&header, anchor.seek_header).with_context(|| format!("header envelope at offset {}", anchor.seek_header))?;
-        let footer = read_block(source.as_ref(), "footer envelope", anchor.seek_footer, anchor.nbytes_footer, anchor.len_footer, mk, limits)?;
-        let footer = parse_footer(&footer, anchor.seek_footer).with_context(|| format!("footer envelope at offset {}", anchor.seek_footer))?;
+        let header = read_block(
+            source.as_ref(),
+            "header envelope",
+            anchor.seek_header,
+            anchor.nbytes_header,
+            anchor.len_header,
+            mk,
+            limits,
+        )?;
+        let header = parse_header(&header, anchor.seek_header)
+            .with_context(|| format!("header envelope at offset {}", anchor.seek_header))?;
+        let footer = read_block(
+            source.as_ref(),
+            "footer envelope",
+            anchor.seek_footer,
+            anchor.nbytes_footer,
+            anchor.len_footer,
+            mk,
+            limits,
+        )?;
+        let footer = parse_footer(&footer, anchor.seek_footer)
+            .with_context(|| format!("footer envelope at offset {}", anchor.seek_footer))?;
         let descriptor = Descriptor::new(header, footer, version_of(anchor))?;
         let mapping = map_descriptor(&descriptor);
-        let page_lists = descriptor.cluster_groups.iter().map(|_| OnceLock::new()).collect();
+        let page_lists = descriptor
+            .cluster_groups
+            .iter()
+            .map(|_| OnceLock::new())
+            .collect();
         Ok(Self {
             inner: Arc::new(Inner {
                 source,
@@ -222,11 +267,10 @@ impl RNTuple {
 
     /// The clusters of one cluster group, reading its page list on first use.
     pub fn clusters_of_group(&self, group: &ClusterGroup) -> Result<Arc<Vec<ClusterDescriptor>>> {
-        let slot = self
-            .inner
-            .page_lists
-            .get(group.index)
-            .ok_or_else(|| Error::InvalidArgument(format!("no cluster group {}", group.index)))?;
+        let slot =
+            self.inner.page_lists.get(group.index).ok_or_else(|| {
+                Error::InvalidArgument(format!("no cluster group {}", group.index))
+            })?;
         if let Some(clusters) = slot.get() {
             return Ok(clusters.clone());
         }
@@ -241,9 +285,17 @@ impl RNTuple {
             self.inner.max_key_size,
             self.inner.limits,
         )?;
-        let page_list = parse_page_list(&data, link.locator.offset)
-            .with_context(|| format!("page list of cluster group {} at offset {}", group.index, link.locator.offset))?;
-        let clusters = Arc::new(self.inner.descriptor.clusters_from_page_list(group, page_list)?);
+        let page_list = parse_page_list(&data, link.locator.offset).with_context(|| {
+            format!(
+                "page list of cluster group {} at offset {}",
+                group.index, link.locator.offset
+            )
+        })?;
+        let clusters = Arc::new(
+            self.inner
+                .descriptor
+                .clusters_from_page_list(group, page_list)?,
+        );
         Ok(slot.get_or_init(|| clusters).clone())
     }
 
@@ -293,6 +345,7 @@ impl RNTuple {
             u64::from(record.anchor_length),
         )
         .with_context(|| format!("attribute set {name}"))?;
-        RNTuple::open(self.inner.source.clone(), &anchor).with_context(|| format!("attribute set {name}"))
+        RNTuple::open(self.inner.source.clone(), &anchor)
+            .with_context(|| format!("attribute set {name}"))
     }
 }

@@ -41,8 +41,14 @@ pub fn value_at(array: &dyn Array, i: usize, field: &Field) -> Value {
         DataType::UInt16 => json!(array.as_primitive::<UInt16Type>().value(i)),
         DataType::UInt32 => json!(array.as_primitive::<UInt32Type>().value(i)),
         DataType::UInt64 => json!(array.as_primitive::<UInt64Type>().value(i)),
-        DataType::Float32 => json!(format!("0x{:08x}", array.as_primitive::<Float32Type>().value(i).to_bits())),
-        DataType::Float64 => json!(format!("0x{:016x}", array.as_primitive::<Float64Type>().value(i).to_bits())),
+        DataType::Float32 => json!(format!(
+            "0x{:08x}",
+            array.as_primitive::<Float32Type>().value(i).to_bits()
+        )),
+        DataType::Float64 => json!(format!(
+            "0x{:016x}",
+            array.as_primitive::<Float64Type>().value(i).to_bits()
+        )),
         DataType::Utf8 => json!(array.as_string::<i32>().value(i)),
         DataType::Binary => {
             let b = array.as_binary::<i32>().value(i);
@@ -50,11 +56,19 @@ pub fn value_at(array: &dyn Array, i: usize, field: &Field) -> Value {
         }
         DataType::List(item) => {
             let list = array.as_list::<i32>().value(i);
-            Value::Array((0..list.len()).map(|j| value_at(list.as_ref(), j, item)).collect())
+            Value::Array(
+                (0..list.len())
+                    .map(|j| value_at(list.as_ref(), j, item))
+                    .collect(),
+            )
         }
         DataType::FixedSizeList(item, _) => {
             let list = array.as_fixed_size_list().value(i);
-            Value::Array((0..list.len()).map(|j| value_at(list.as_ref(), j, item)).collect())
+            Value::Array(
+                (0..list.len())
+                    .map(|j| value_at(list.as_ref(), j, item))
+                    .collect(),
+            )
         }
         DataType::Struct(fields) => {
             let s = array.as_struct();
@@ -65,12 +79,19 @@ pub fn value_at(array: &dyn Array, i: usize, field: &Field) -> Value {
             Value::Object(m)
         }
         DataType::Map(entries, _) => {
-            let DataType::Struct(kv) = entries.data_type() else { unreachable!() };
+            let DataType::Struct(kv) = entries.data_type() else {
+                unreachable!()
+            };
             let map = array.as_map();
             let e = map.value(i);
             Value::Array(
                 (0..e.len())
-                    .map(|j| json!([value_at(e.column(0).as_ref(), j, &kv[0]), value_at(e.column(1).as_ref(), j, &kv[1])]))
+                    .map(|j| {
+                        json!([
+                            value_at(e.column(0).as_ref(), j, &kv[0]),
+                            value_at(e.column(1).as_ref(), j, &kv[1])
+                        ])
+                    })
                     .collect(),
             )
         }
@@ -79,7 +100,11 @@ pub fn value_at(array: &dyn Array, i: usize, field: &Field) -> Value {
             let tag = u.type_id(i);
             let child = u.child(tag);
             let offset = u.value_offset(i);
-            let field = fields.iter().find(|(t, _)| *t == tag).map(|(_, f)| f.clone()).unwrap();
+            let field = fields
+                .iter()
+                .find(|(t, _)| *t == tag)
+                .map(|(_, f)| f.clone())
+                .unwrap();
             if tag == 0 && child.is_null(offset) {
                 Value::Null
             } else {
@@ -151,11 +176,19 @@ struct Expected {
 impl Expected {
     fn new(nt: &Value, name: &str) -> Option<Self> {
         if let Some(v) = nt["values"][name].as_array() {
-            return Some(Self { values: v.clone(), rle: false, position: 0, used_of_run: 0 });
+            return Some(Self {
+                values: v.clone(),
+                rle: false,
+                position: 0,
+                used_of_run: 0,
+            });
         }
-        nt["values_rle"][name]
-            .as_array()
-            .map(|v| Self { values: v.clone(), rle: true, position: 0, used_of_run: 0 })
+        nt["values_rle"][name].as_array().map(|v| Self {
+            values: v.clone(),
+            rle: true,
+            position: 0,
+            used_of_run: 0,
+        })
     }
 
     /// For runs of `[value, count]`: how many more items of the current run
@@ -200,8 +233,16 @@ impl Expected {
 
 /// For an integer column: the first index in `range` whose value is not
 /// `expected` (`Some(None)` when all match); `None` for other types.
-fn first_mismatch(array: &dyn Array, range: std::ops::Range<usize>, expected: &Value) -> Option<Option<usize>> {
-    fn scan<T: ArrowPrimitiveType>(array: &dyn Array, range: std::ops::Range<usize>, want: Option<T::Native>) -> Option<Option<usize>> {
+fn first_mismatch(
+    array: &dyn Array,
+    range: std::ops::Range<usize>,
+    expected: &Value,
+) -> Option<Option<usize>> {
+    fn scan<T: ArrowPrimitiveType>(
+        array: &dyn Array,
+        range: std::ops::Range<usize>,
+        want: Option<T::Native>,
+    ) -> Option<Option<usize>> {
         let want = want?;
         let values = array.as_primitive::<T>().values();
         Some(range.clone().find(|&j| values[j] != want))
@@ -229,7 +270,9 @@ pub fn load_golden(path: &Path) -> Value {
     let text = if path.extension().is_some_and(|e| e == "gz") {
         use std::io::Read;
         let mut s = String::new();
-        flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut s).unwrap();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_string(&mut s)
+            .unwrap();
         s
     } else {
         String::from_utf8(bytes).unwrap()
@@ -252,9 +295,15 @@ pub fn compare_with_golden(root_file: &Path, golden: &Value) -> Vec<String> {
         .flatten()
         .filter_map(|nt| nt["path"].as_str().map(String::from))
         .collect();
-    let file_name = root_file.file_name().unwrap().to_string_lossy().into_owned();
+    let file_name = root_file
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     if listed != expected {
-        problems.push(format!("{file_name}: lists RNTuples {listed:?}, ROOT has {expected:?}"));
+        problems.push(format!(
+            "{file_name}: lists RNTuples {listed:?}, ROOT has {expected:?}"
+        ));
     }
     for nt in golden["ntuples"].as_array().into_iter().flatten() {
         let path = nt["path"].as_str().unwrap_or_default();
@@ -268,15 +317,25 @@ pub fn compare_with_golden(root_file: &Path, golden: &Value) -> Vec<String> {
 }
 
 /// Compares one RNTuple (or attribute set) with its golden reading.
-pub fn compare_ntuple(label: &str, ntuple: &rntuple::RNTuple, nt: &Value, problems: &mut Vec<String>) {
-    let reader = match rntuple::RNTupleReaderBuilder::new(ntuple.clone()).with_batch_size(1000).build() {
+pub fn compare_ntuple(
+    label: &str,
+    ntuple: &rntuple::RNTuple,
+    nt: &Value,
+    problems: &mut Vec<String>,
+) {
+    let reader = match rntuple::RNTupleReaderBuilder::new(ntuple.clone())
+        .with_batch_size(1000)
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             problems.push(format!("{label}: read failed: {e}"));
             return;
         }
     };
-    let schema = rntuple::RNTupleReaderBuilder::new(ntuple.clone()).schema().clone();
+    let schema = rntuple::RNTupleReaderBuilder::new(ntuple.clone())
+        .schema()
+        .clone();
     let unchecked = nt["unchecked"].as_object().cloned().unwrap_or_default();
     let mut fields = Vec::new();
     for f in nt["fields"].as_array().into_iter().flatten() {
@@ -290,7 +349,10 @@ pub fn compare_ntuple(label: &str, ntuple: &rntuple::RNTuple, nt: &Value, proble
         };
         match schema.column_with_name(&name) {
             Some((index, field)) => fields.push((name, index, field.clone(), expected, false)),
-            None => problems.push(format!("{label}: field {name} ({}) missing from the Arrow schema", f["type"])),
+            None => problems.push(format!(
+                "{label}: field {name} ({}) missing from the Arrow schema",
+                f["type"]
+            )),
         }
     }
     let mut n_rows = 0u64;
@@ -310,7 +372,9 @@ pub fn compare_ntuple(label: &str, ntuple: &rntuple::RNTuple, nt: &Value, proble
             let mut i = 0;
             // Runs of one value in a flat column: compare the run at once.
             while !column.data_type().is_nested() && i < column.len() {
-                let Some((value, count)) = expected.current_run() else { break };
+                let Some((value, count)) = expected.current_run() else {
+                    break;
+                };
                 let n = (count as usize).min(column.len() - i);
                 let mut e = value.clone();
                 normalize(&mut e, field);
@@ -320,7 +384,10 @@ pub fn compare_ntuple(label: &str, ntuple: &rntuple::RNTuple, nt: &Value, proble
                 };
                 if let Some(j) = mismatch {
                     let a = value_at(column.as_ref(), j, field);
-                    problems.push(format!("{label}: field {name} entry {}: read {a}, ROOT has {e}", n_rows + j as u64));
+                    problems.push(format!(
+                        "{label}: field {name} entry {}: read {a}, ROOT has {e}",
+                        n_rows + j as u64
+                    ));
                     *failed = true;
                     break;
                 }
@@ -333,14 +400,19 @@ pub fn compare_ntuple(label: &str, ntuple: &rntuple::RNTuple, nt: &Value, proble
             for i in i..column.len() {
                 let mut a = value_at(column.as_ref(), i, field);
                 let Some(mut e) = expected.next() else {
-                    problems.push(format!("{label}: field {name}: more entries read than ROOT has"));
+                    problems.push(format!(
+                        "{label}: field {name}: more entries read than ROOT has"
+                    ));
                     *failed = true;
                     break;
                 };
                 normalize(&mut a, field);
                 normalize(&mut e, field);
                 if a != e {
-                    problems.push(format!("{label}: field {name} entry {}: read {a}, ROOT has {e}", n_rows + i as u64));
+                    problems.push(format!(
+                        "{label}: field {name} entry {}: read {a}, ROOT has {e}",
+                        n_rows + i as u64
+                    ));
                     *failed = true;
                     break;
                 }
@@ -349,7 +421,10 @@ pub fn compare_ntuple(label: &str, ntuple: &rntuple::RNTuple, nt: &Value, proble
         n_rows += batch.num_rows() as u64;
     }
     if nt["entries"].as_u64() != Some(n_rows) {
-        problems.push(format!("{label}: {n_rows} entries read, ROOT has {}", nt["entries"]));
+        problems.push(format!(
+            "{label}: {n_rows} entries read, ROOT has {}",
+            nt["entries"]
+        ));
     }
     let sets = ntuple.attribute_sets();
     for set in nt["attribute_sets"].as_array().into_iter().flatten() {
