@@ -1,0 +1,257 @@
+//! HEP functions for SQL, vectorised over list columns.
+//!
+//! ```text
+//!  argument:  number  ──┐                       ┌─> number          (no list argument)
+//!             column  ──┼─ coerce to Float64 ───┤
+//!             list    ──┘  or List<Float64>     └─> List<Float64>   (element by element,
+//!                                                    numbers repeat along each row's list)
+//! ```
+//!
+//! Each function works on whole arrays: list arguments are read through
+//! their offsets and values buffers, never row by row through scalars. In a
+//! row, every list argument must have the same length (or be null, giving
+//! null). Angles are in radians; integer arguments are taken as `DOUBLE`.
+//!
+//! | function | result |
+//! |---|---|
+//! | `delta_phi(phi1, phi2)` | `phi2 - phi1` wrapped into [-π, π] (as ROOT's `VecOps::DeltaPhi`) |
+//! | `delta_r(eta1, phi1, eta2, phi2)` | `sqrt((eta1 - eta2)² + delta_phi(phi1, phi2)²)` |
+//! | `transverse_mass(pt1, phi1, pt2, phi2)` | `sqrt(2 pt1 pt2 (1 - cos(phi1 - phi2)))` |
+//! | `inv_mass(pt, eta, phi, m)` | invariant mass of the sum of all objects of each row's lists |
+//! | `inv_mass(pt1, eta1, phi1, m1, pt2, eta2, phi2, m2, ...)` | invariant mass of the sum of two or more four-vectors, element by element |
+//! | `pairs(n)` / `triples(n)` | every distinct pair / triple of indices `1..=n` (or of a list's elements), as `List<Struct{i, j[, k]}>`, 1-based for `list[i]` |
+//!
+//! ```sql
+//! -- the azimuthal distance of the two leading muons
+//! SELECT delta_phi(Muon_phi[1], Muon_phi[2]) FROM events WHERE nMuon >= 2;
+//! -- distance of every muon to the leading one
+//! SELECT delta_r(Muon_eta, Muon_phi, Muon_eta[1], Muon_phi[1]) FROM events;
+//! -- W transverse mass from the leading muon and the missing energy
+//! SELECT transverse_mass(Muon_pt[1], Muon_phi[1], MET_pt, MET_phi) FROM events WHERE nMuon >= 1;
+//! -- mass of all muons of each event
+//! SELECT inv_mass(Muon_pt, Muon_eta, Muon_phi, Muon_mass) FROM events;
+//! -- dimuon mass of every opposite-charge pair
+//! SELECT inv_mass(Muon_pt[p.i], Muon_eta[p.i], Muon_phi[p.i], Muon_mass[p.i],
+//!                 Muon_pt[p.j], Muon_eta[p.j], Muon_phi[p.j], Muon_mass[p.j]) AS m
+//! FROM (SELECT *, unnest(pairs(nMuon)) AS p FROM events)
+//! WHERE Muon_charge[p.i] <> Muon_charge[p.j];
+//! -- how many triples of jets each event has
+//! SELECT cardinality(triples(Jet_pt)) FROM events;
+//! ```
+
+mod combinations;
+mod kinematics;
+
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Float64Array, ListArray};
+use arrow_buffer::{NullBuffer, OffsetBuffer};
+use arrow_schema::{DataType, Field};
+use datafusion::common::cast::{as_float64_array, as_list_array};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::{ColumnarValue, ScalarUDF};
+
+pub use combinations::Combinations;
+pub use kinematics::{DeltaPhi, DeltaR, InvMass, TransverseMass};
+
+/// Every HEP function, ready to register with a session.
+pub fn all() -> Vec<ScalarUDF> {
+    vec![
+        ScalarUDF::from(DeltaPhi::new()),
+        ScalarUDF::from(DeltaR::new()),
+        ScalarUDF::from(TransverseMass::new()),
+        ScalarUDF::from(InvMass::new()),
+        ScalarUDF::from(Combinations::pairs()),
+        ScalarUDF::from(Combinations::triples()),
+    ]
+}
+
+/// `List<Float64>` with a nullable item, the list type of the results.
+pub(crate) fn float_list() -> DataType {
+    DataType::List(Arc::new(Field::new_list_field(DataType::Float64, true)))
+}
+
+fn is_list(dt: &DataType) -> bool {
+    matches!(dt, DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _) | DataType::ListView(_) | DataType::LargeListView(_))
+}
+
+fn list_item(dt: &DataType) -> Option<&DataType> {
+    match dt {
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::ListView(f) | DataType::LargeListView(f) => Some(f.data_type()),
+        _ => None,
+    }
+}
+
+fn is_number(dt: &DataType) -> bool {
+    dt.is_numeric() || matches!(dt, DataType::Null | DataType::Boolean)
+}
+
+/// Coerces numbers to `Float64` and lists of numbers to `List<Float64>`.
+pub(crate) fn coerce_numeric(name: &str, arg_types: &[DataType]) -> Result<Vec<DataType>> {
+    arg_types
+        .iter()
+        .enumerate()
+        .map(|(i, dt)| match list_item(dt) {
+            Some(item) if is_number(item) => Ok(float_list()),
+            None if is_number(dt) => Ok(DataType::Float64),
+            _ => Err(DataFusionError::Plan(format!(
+                "{name}: argument {} must be a number or a list of numbers, not {dt}",
+                i + 1
+            ))),
+        })
+        .collect()
+}
+
+/// The result type for these (coerced) argument types: a list when any is.
+pub(crate) fn broadcast_type(arg_types: &[DataType]) -> DataType {
+    if arg_types.iter().any(is_list) {
+        float_list()
+    } else {
+        DataType::Float64
+    }
+}
+
+/// One argument, as arrays of `n_rows`.
+enum Input {
+    Values(Float64Array),
+    List { offsets: OffsetBuffer<i32>, values: Float64Array, nulls: Option<NullBuffer> },
+}
+
+/// Arguments of a call, read without per-row scalars.
+pub(crate) struct Inputs {
+    inputs: Vec<Input>,
+    n_rows: usize,
+    all_scalar: bool,
+    any_list: bool,
+    name: &'static str,
+}
+
+impl Inputs {
+    /// Reads the (coerced) arguments of a call.
+    pub(crate) fn new(name: &'static str, args: &[ColumnarValue], n_rows: usize) -> Result<Self> {
+        let all_scalar = args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let n_rows = if all_scalar { 1 } else { n_rows };
+        let mut inputs = Vec::with_capacity(args.len());
+        for arg in args {
+            let array: ArrayRef = arg.clone().into_array(n_rows)?;
+            let input = match array.data_type() {
+                DataType::Float64 => Input::Values(as_float64_array(&array)?.clone()),
+                DataType::List(_) => {
+                    let list: &ListArray = as_list_array(&array)?;
+                    Input::List {
+                        offsets: list.offsets().clone(),
+                        values: as_float64_array(list.values())?.clone(),
+                        nulls: list.nulls().cloned(),
+                    }
+                }
+                other => return Err(DataFusionError::Internal(format!("{name}: argument of type {other} was not coerced"))),
+            };
+            inputs.push(input);
+        }
+        let any_list = inputs.iter().any(|i| matches!(i, Input::List { .. }));
+        Ok(Self {
+            inputs,
+            n_rows,
+            all_scalar,
+            any_list,
+            name,
+        })
+    }
+
+    pub(crate) fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+
+    /// The number of elements of `row` (1 without list arguments), or
+    /// `None` when an argument is null there.
+    pub(crate) fn row_len(&self, row: usize) -> Result<Option<usize>> {
+        let mut len: Option<usize> = None;
+        for input in &self.inputs {
+            match input {
+                Input::Values(v) => {
+                    if v.is_null(row) {
+                        return Ok(None);
+                    }
+                }
+                Input::List { offsets, nulls, .. } => {
+                    if nulls.as_ref().is_some_and(|n| n.is_null(row)) {
+                        return Ok(None);
+                    }
+                    let n = (offsets[row + 1] - offsets[row]) as usize;
+                    match len {
+                        Some(l) if l != n => {
+                            return Err(DataFusionError::Execution(format!(
+                                "{}: the list arguments of row {row} have different lengths ({l} and {n})",
+                                self.name
+                            )))
+                        }
+                        _ => len = Some(n),
+                    }
+                }
+            }
+        }
+        Ok(Some(len.unwrap_or(1)))
+    }
+
+    /// Argument `arg` at element `j` of `row` (numbers repeat along the row).
+    #[inline]
+    pub(crate) fn value(&self, arg: usize, row: usize, j: usize) -> Option<f64> {
+        match self.inputs.get(arg)? {
+            Input::Values(v) => Some(v.value(row)),
+            Input::List { offsets, values, .. } => {
+                let k = offsets[row] as usize + j;
+                (!values.is_null(k)).then(|| values.value(k))
+            }
+        }
+    }
+
+    /// Applies `f` element by element: numbers in, a number (or a list per row) out.
+    pub(crate) fn map(&self, f: impl Fn(&[f64]) -> f64) -> Result<ColumnarValue> {
+        let n_args = self.inputs.len();
+        let mut xs = vec![0.0; n_args];
+        let mut values: Vec<f64> = Vec::new();
+        let mut valid: Vec<bool> = Vec::new();
+        let mut offsets: Vec<i32> = Vec::with_capacity(self.n_rows + 1);
+        let mut row_valid: Vec<bool> = Vec::with_capacity(self.n_rows);
+        offsets.push(0);
+        for row in 0..self.n_rows {
+            let len = self.row_len(row)?;
+            row_valid.push(len.is_some());
+            let len = if self.any_list { len.unwrap_or(0) } else { 1 };
+            for j in 0..len {
+                let mut ok = true;
+                for (a, x) in xs.iter_mut().enumerate() {
+                    match self.value(a, row, j) {
+                        Some(v) => *x = v,
+                        None => ok = false,
+                    }
+                }
+                ok &= row_valid[row];
+                values.push(if ok { f(&xs) } else { 0.0 });
+                valid.push(ok);
+            }
+            let end = i32::try_from(values.len()).map_err(|_| DataFusionError::Execution(format!("{}: result too large", self.name)))?;
+            offsets.push(end);
+        }
+        let values = Float64Array::new(values.into(), Some(NullBuffer::from(valid)));
+        if !self.any_list {
+            return self.finish(Arc::new(values));
+        }
+        let list = ListArray::try_new(
+            Arc::new(Field::new_list_field(DataType::Float64, true)),
+            OffsetBuffer::new(offsets.into()),
+            Arc::new(values),
+            Some(NullBuffer::from(row_valid)),
+        )?;
+        self.finish(Arc::new(list))
+    }
+
+    /// A scalar result for an all-scalar call, an array otherwise.
+    pub(crate) fn finish(&self, array: ArrayRef) -> Result<ColumnarValue> {
+        if self.all_scalar {
+            Ok(ColumnarValue::Scalar(datafusion::common::ScalarValue::try_from_array(&array, 0)?))
+        } else {
+            Ok(ColumnarValue::Array(array))
+        }
+    }
+}

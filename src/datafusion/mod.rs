@@ -1,0 +1,193 @@
+//! SQL over RNTuple files with DataFusion: the `rntuple` table format and
+//! HEP functions.
+//!
+//! ```text
+//!  CREATE EXTERNAL TABLE events STORED AS RNTUPLE LOCATION 'data/' OPTIONS ('ntuple' 'Events')
+//!  ctx.register_rntuple("events", "data/*.root", RNTupleReadOptions::default())
+//!        │
+//!        ▼
+//!  ListingTable ── RNTupleFormat (file_format.rs)  infer_schema: metadata of every file, schemas must agree
+//!        │                                         infer_stats:  exact entry counts from the footers
+//!        ▼
+//!  DataSourceExec(FileScanConfig)
+//!        │   RNTupleSource (source.rs)   repartitioned: cluster ranges of all files, balanced by bytes
+//!        ▼
+//!  RNTupleOpener (opener.rs), per file range:
+//!        clusters in range ─ sidecar index pruning (index.rs) ─ limit
+//!        per cluster: fetch pages of the projected columns (store.rs, one get_ranges)
+//!                     ─> decode on a blocking thread (reader) ─> RecordBatches
+//! ```
+//!
+//! A session made by [`session_context`] knows the format and the HEP
+//! functions of [`functions`], and keeps unquoted identifiers as written
+//! (HEP names are mixed-case: `SELECT MET_pt, nMuon FROM events`).
+//!
+//! ```no_run
+//! # async fn example() -> datafusion::error::Result<()> {
+//! use rntuple::datafusion::{session_context, RNTupleReadOptions, SessionContextExt};
+//! let ctx = session_context();
+//! ctx.register_rntuple("events", "data/", RNTupleReadOptions::default().with_ntuple("Events")).await?;
+//! ctx.sql("SELECT nMuon, count(*) FROM events GROUP BY nMuon").await?.show().await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod file_format;
+pub mod functions;
+pub mod index;
+mod opener;
+mod projection;
+mod source;
+mod store;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::datasource::listing::{ListingOptions, ListingTableUrl};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
+
+pub use file_format::{RNTupleFormat, RNTupleFormatFactory};
+pub use source::RNTupleSource;
+
+/// Files up to this size are fetched whole (see [`RNTupleReadOptions::whole_file_limit`]).
+pub const DEFAULT_WHOLE_FILE_LIMIT: u64 = 4 << 20;
+
+/// The file extension of RNTuple files.
+pub const DEFAULT_EXTENSION: &str = ".root";
+
+impl From<crate::Error> for DataFusionError {
+    fn from(e: crate::Error) -> Self {
+        match e {
+            crate::Error::Arrow(a) => DataFusionError::ArrowError(Box::new(a), None),
+            other => DataFusionError::External(Box::new(other)),
+        }
+    }
+}
+
+/// How RNTuple files are read as a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RNTupleReadOptions {
+    /// The RNTuple to read (name or `dir/name`); `None` takes the only one of each file.
+    pub ntuple: Option<String>,
+    /// Files in a directory are taken when their names end with this.
+    pub file_extension: String,
+    /// Whether a sidecar index next to a file is used to skip clusters.
+    pub use_index: bool,
+    /// Files up to this many bytes are fetched whole when first opened;
+    /// larger ones are read by ranges: metadata first, then the pages each
+    /// cluster needs.
+    pub whole_file_limit: u64,
+}
+
+impl Default for RNTupleReadOptions {
+    fn default() -> Self {
+        Self {
+            ntuple: None,
+            file_extension: DEFAULT_EXTENSION.to_string(),
+            use_index: true,
+            whole_file_limit: DEFAULT_WHOLE_FILE_LIMIT,
+        }
+    }
+}
+
+impl RNTupleReadOptions {
+    /// Reads the RNTuple with this name.
+    pub fn with_ntuple(mut self, name: impl Into<String>) -> Self {
+        self.ntuple = Some(name.into());
+        self
+    }
+
+    /// Takes files ending with this extension from directories.
+    pub fn with_file_extension(mut self, ext: impl Into<String>) -> Self {
+        self.file_extension = ext.into();
+        self
+    }
+
+    /// Uses (or ignores) sidecar indexes.
+    pub fn with_index(mut self, use_index: bool) -> Self {
+        self.use_index = use_index;
+        self
+    }
+
+    fn listing_options(&self, path: &ListingTableUrl) -> ListingOptions {
+        let format = RNTupleFormat::new(self.clone());
+        // A single file is read whatever its name; directories and globs
+        // take the files with the extension.
+        let ext = if path.is_collection() || path.get_glob().is_some() {
+            self.file_extension.clone()
+        } else {
+            String::new()
+        };
+        ListingOptions::new(Arc::new(format)).with_file_extension(ext)
+    }
+}
+
+/// RNTuple tables on a [`SessionContext`].
+#[async_trait]
+pub trait SessionContextExt {
+    /// Registers the files at `path` (a file, a directory, a glob or an
+    /// object store URL) as table `name`.
+    async fn register_rntuple(&self, name: &str, path: &str, options: RNTupleReadOptions) -> Result<()>;
+
+    /// A DataFrame over the files at `path`.
+    async fn read_rntuple(&self, path: &str, options: RNTupleReadOptions) -> Result<DataFrame>;
+}
+
+#[async_trait]
+impl SessionContextExt for SessionContext {
+    async fn register_rntuple(&self, name: &str, path: &str, options: RNTupleReadOptions) -> Result<()> {
+        let url = ListingTableUrl::parse(path)?;
+        let listing = options.listing_options(&url);
+        self.register_listing_table(name, path, listing, None, None).await
+    }
+
+    async fn read_rntuple(&self, path: &str, options: RNTupleReadOptions) -> Result<DataFrame> {
+        use datafusion::datasource::listing::{ListingTable, ListingTableConfig};
+        let url = ListingTableUrl::parse(path)?;
+        let listing = options.listing_options(&url);
+        let schema = listing.infer_schema(&self.state(), &url).await?;
+        let config = ListingTableConfig::new(url).with_listing_options(listing).with_schema(schema);
+        self.read_table(Arc::new(ListingTable::try_new(config)?))
+    }
+}
+
+/// The session configuration RNTuple queries want: identifiers keep their
+/// case, and information_schema is on (`SHOW TABLES`, `DESCRIBE`).
+pub fn session_config() -> SessionConfig {
+    SessionConfig::new()
+        .set_bool("datafusion.sql_parser.enable_ident_normalization", false)
+        .with_information_schema(true)
+}
+
+/// A session with the `rntuple` format and the HEP functions, configured
+/// by [`session_config`].
+pub fn session_context() -> SessionContext {
+    session_context_with_config(session_config())
+}
+
+/// A session with the `rntuple` format and the HEP functions.
+pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
+    let state = SessionStateBuilder::new().with_config(config).with_default_features().build();
+    let ctx = SessionContext::new_with_state(state);
+    register(&ctx);
+    ctx
+}
+
+/// Adds the `rntuple` format (`STORED AS RNTUPLE`) and the HEP functions to
+/// an existing session.
+pub fn register(ctx: &SessionContext) {
+    {
+        let state = ctx.state_ref();
+        let mut state = state.write();
+        // Registering with `overwrite` cannot fail.
+        let _ = state.register_file_format(Arc::new(RNTupleFormatFactory::new()), true);
+        state
+            .table_factories_mut()
+            .insert("RNTUPLE".to_string(), Arc::new(datafusion::datasource::provider::DefaultTableFactory::new()));
+    }
+    for udf in functions::all() {
+        ctx.register_udf(udf);
+    }
+}

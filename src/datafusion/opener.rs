@@ -1,0 +1,226 @@
+//! [`RNTupleOpener`]: one file range -> a stream of record batches.
+//!
+//! ```text
+//!  PartitionedFile (+ its metadata, + byte range)
+//!    -> clusters whose first page lies in the range        (source::clusters_of)
+//!    -> minus clusters the sidecar index rules out          (index::prune)
+//!    -> up to the clusters that hold `limit` entries
+//!    -> per cluster, two in flight:
+//!         fetch the projected columns' pages (store::fetch_cluster, async)
+//!         decode them on a blocking thread (RNTupleReaderBuilder)
+//! ```
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::RecordBatch;
+use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::physical_optimizer::pruning::PruningPredicate;
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, Time};
+use futures::{StreamExt, TryStreamExt};
+use object_store::ObjectStore;
+
+use super::index;
+use super::source::clusters_of;
+use super::store::{fetch_cluster, fetch_misses, page_ranges, MetadataCache, NTupleMeta};
+use super::RNTupleReadOptions;
+use crate::error::Error;
+use crate::RNTupleReaderBuilder;
+
+/// Clusters fetched and decoded at the same time by one partition.
+const CLUSTERS_IN_FLIGHT: usize = 2;
+/// Rounds of fetching what a decode missed (pages split over keys).
+const MISS_ROUNDS: usize = 4;
+
+/// The physical columns the fields at `paths` read.
+pub(crate) fn needed_columns(meta: &NTupleMeta, paths: &[String]) -> crate::Result<Vec<u32>> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let descriptor = meta.ntuple.descriptor();
+    let nodes = crate::arrow::schema::project(meta.ntuple.mapping(), descriptor, paths)?;
+    let mut ids = BTreeSet::new();
+    for node in &nodes {
+        node.visit(&mut |n| {
+            if let Some(field) = descriptor.field(n.field_id) {
+                for rep in &field.representations {
+                    ids.extend(rep.iter().copied());
+                }
+            }
+        });
+    }
+    Ok(ids.into_iter().collect())
+}
+
+#[derive(Clone)]
+struct ScanMetrics {
+    bytes_scanned: Count,
+    pages_decoded: Count,
+    clusters_scanned: Count,
+    clusters_pruned: Count,
+    fetch_time: Time,
+    decode_time: Time,
+}
+
+impl ScanMetrics {
+    fn new(metrics: &ExecutionPlanMetricsSet, partition: usize) -> Self {
+        Self {
+            bytes_scanned: MetricBuilder::new(metrics).counter("bytes_scanned", partition),
+            pages_decoded: MetricBuilder::new(metrics).counter("pages_decoded", partition),
+            clusters_scanned: MetricBuilder::new(metrics).counter("clusters_scanned", partition),
+            clusters_pruned: MetricBuilder::new(metrics).counter("clusters_pruned", partition),
+            fetch_time: MetricBuilder::new(metrics).subset_time("fetch_time", partition),
+            decode_time: MetricBuilder::new(metrics).subset_time("decode_time", partition),
+        }
+    }
+}
+
+/// Opens the file ranges of one partition.
+#[derive(Clone)]
+pub(crate) struct RNTupleOpener {
+    store: Arc<dyn ObjectStore>,
+    cache: Arc<MetadataCache>,
+    options: RNTupleReadOptions,
+    paths: Arc<Vec<String>>,
+    batch_size: usize,
+    limit: Option<usize>,
+    pruning: Option<Arc<PruningPredicate>>,
+    metrics: ScanMetrics,
+}
+
+impl RNTupleOpener {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        store: Arc<dyn ObjectStore>,
+        cache: Arc<MetadataCache>,
+        options: RNTupleReadOptions,
+        paths: Vec<String>,
+        batch_size: usize,
+        limit: Option<usize>,
+        pruning: Option<Arc<PruningPredicate>>,
+        metrics: &ExecutionPlanMetricsSet,
+        partition: usize,
+    ) -> Self {
+        Self {
+            store,
+            cache,
+            options,
+            paths: Arc::new(paths),
+            batch_size,
+            limit,
+            pruning,
+            metrics: ScanMetrics::new(metrics, partition),
+        }
+    }
+}
+
+/// The clusters to read with the entry limit of each: the clusters up to
+/// the one that completes `limit` entries.
+fn apply_limit(meta: &NTupleMeta, clusters: Vec<usize>, limit: Option<usize>) -> Vec<(usize, Option<u64>)> {
+    let Some(limit) = limit else {
+        return clusters.into_iter().map(|c| (c, None)).collect();
+    };
+    let mut remaining = limit as u64;
+    let mut out = Vec::new();
+    for c in clusters {
+        if remaining == 0 {
+            break;
+        }
+        let n = meta.clusters.get(c).map_or(0, |d| d.n_entries);
+        out.push((c, Some(remaining.min(n))));
+        remaining = remaining.saturating_sub(n);
+    }
+    out
+}
+
+fn is_miss(e: &Error) -> bool {
+    matches!(e.root_cause(), Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock)
+}
+
+impl FileOpener for RNTupleOpener {
+    fn open(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
+        let this = self.clone();
+        Ok(Box::pin(async move {
+            let meta = match file.extension::<Arc<NTupleMeta>>() {
+                Some(meta) => meta.clone(),
+                None => {
+                    this.cache.get(&this.store, &file.object_meta, &this.options).await?
+                }
+            };
+            let mut clusters = clusters_of(&meta, &file);
+            if let Some(pruning) = &this.pruning {
+                let before = clusters.len();
+                clusters = index::prune(pruning, &meta, clusters);
+                this.metrics.clusters_pruned.add(before - clusters.len());
+            }
+            let plan = apply_limit(&meta, clusters, this.limit);
+            let columns = Arc::new(needed_columns(&meta, &this.paths)?);
+            let builder = RNTupleReaderBuilder::new(meta.ntuple.clone())
+                .with_projection(this.paths.iter())?
+                .with_batch_size(this.batch_size);
+            let stream = futures::stream::iter(plan)
+                .map(move |(cluster, limit)| read_cluster(this.clone(), meta.clone(), builder.clone(), columns.clone(), cluster, limit))
+                .buffered(CLUSTERS_IN_FLIGHT)
+                .map_ok(|batches| futures::stream::iter(batches.into_iter().map(Ok)))
+                .try_flatten();
+            Ok(stream.boxed())
+        }))
+    }
+}
+
+/// Fetches and decodes one cluster.
+async fn read_cluster(
+    this: RNTupleOpener,
+    meta: Arc<NTupleMeta>,
+    builder: RNTupleReaderBuilder,
+    columns: Arc<Vec<u32>>,
+    index: usize,
+    limit: Option<u64>,
+) -> Result<Vec<RecordBatch>> {
+    let Some(cluster) = meta.clusters.get(index) else {
+        return Ok(Vec::new());
+    };
+    let id = cluster.id;
+    let (ranges, pages) = page_ranges(cluster, &columns);
+    let started = Instant::now();
+    let mut lease = fetch_cluster(&this.store, &meta, index, &columns).await?;
+    this.metrics.fetch_time.add_elapsed(started);
+    let mut rounds = 0;
+    loop {
+        let mut b = builder.clone().with_clusters([id]);
+        if let Some(n) = limit {
+            b = b.with_limit(n);
+        }
+        let decode_time = this.metrics.decode_time.clone();
+        let result = tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let result = b.build().and_then(|r| r.collect_batches());
+            decode_time.add_elapsed(started);
+            result
+        })
+        .await
+        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        match result {
+            Ok(batches) => {
+                let bytes = if lease.fetched > 0 {
+                    lease.fetched
+                } else {
+                    ranges.iter().map(|r| r.end - r.start).sum()
+                };
+                this.metrics.bytes_scanned.add(bytes as usize);
+                this.metrics.pages_decoded.add(pages as usize);
+                this.metrics.clusters_scanned.add(1);
+                drop(lease);
+                return Ok(batches);
+            }
+            Err(e) if is_miss(&e) && rounds < MISS_ROUNDS => {
+                rounds += 1;
+                fetch_misses(&this.store, &meta, &mut lease).await?;
+            }
+            Err(e) => return Err(DataFusionError::from(e).context(format!("{}: cluster {id}", meta.location))),
+        }
+    }
+}
