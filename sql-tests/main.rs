@@ -50,8 +50,15 @@ impl sqllogictest::AsyncDB for Db {
         let df = self.ctx.sql(sql).await?;
         let schema = df.schema().inner().clone();
         let batches = df.collect().await?;
-        let types = schema.fields().iter().map(|f| column_type(f.data_type())).collect();
-        let is_statement = schema.fields().is_empty() || (schema.fields().len() == 1 && schema.field(0).name() == "count" && sql.trim_start().to_ascii_lowercase().starts_with("create"));
+        let types = schema
+            .fields()
+            .iter()
+            .map(|f| column_type(f.data_type()))
+            .collect();
+        let is_statement = schema.fields().is_empty()
+            || (schema.fields().len() == 1
+                && schema.field(0).name() == "count"
+                && sql.trim_start().to_ascii_lowercase().starts_with("create"));
         if is_statement {
             return Ok(DBOutput::StatementComplete(0));
         }
@@ -64,8 +71,14 @@ impl sqllogictest::AsyncDB for Db {
             rows = rows
                 .into_iter()
                 .flat_map(|row| {
-                    let (kind, plan) = (row.first().cloned().unwrap_or_default(), row.get(1).cloned().unwrap_or_default());
-                    plan.replace("\\n", "\n").lines().map(|l| vec![kind.clone(), l.trim_end().to_string()]).collect::<Vec<_>>()
+                    let (kind, plan) = (
+                        row.first().cloned().unwrap_or_default(),
+                        row.get(1).cloned().unwrap_or_default(),
+                    );
+                    plan.replace("\\n", "\n")
+                        .lines()
+                        .map(|l| vec![kind.clone(), l.trim_end().to_string()])
+                        .collect::<Vec<_>>()
                 })
                 .collect();
         }
@@ -113,7 +126,9 @@ fn cell(array: &ArrayRef, i: usize) -> Result<String, DataFusionError> {
         DataType::Float32 => format!("{}", array.as_primitive::<Float32Type>().value(i)),
         DataType::Float64 => format!("{}", array.as_primitive::<Float64Type>().value(i)),
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
-            let s = ArrayFormatter::try_new(array.as_ref(), &FormatOptions::default())?.value(i).to_string();
+            let s = ArrayFormatter::try_new(array.as_ref(), &FormatOptions::default())?
+                .value(i)
+                .to_string();
             if s.is_empty() {
                 "(empty)".to_string()
             } else {
@@ -122,15 +137,36 @@ fn cell(array: &ArrayRef, i: usize) -> Result<String, DataFusionError> {
         }
         DataType::List(_) => {
             let v = array.as_list::<i32>().value(i);
-            format!("[{}]", join((0..v.len()).map(|j| cell(&v, j)).collect::<Result<_, _>>()?))
+            format!(
+                "[{}]",
+                join(
+                    (0..v.len())
+                        .map(|j| cell(&v, j))
+                        .collect::<Result<_, _>>()?
+                )
+            )
         }
         DataType::LargeList(_) => {
             let v = array.as_list::<i64>().value(i);
-            format!("[{}]", join((0..v.len()).map(|j| cell(&v, j)).collect::<Result<_, _>>()?))
+            format!(
+                "[{}]",
+                join(
+                    (0..v.len())
+                        .map(|j| cell(&v, j))
+                        .collect::<Result<_, _>>()?
+                )
+            )
         }
         DataType::FixedSizeList(_, _) => {
             let v = array.as_fixed_size_list().value(i);
-            format!("[{}]", join((0..v.len()).map(|j| cell(&v, j)).collect::<Result<_, _>>()?))
+            format!(
+                "[{}]",
+                join(
+                    (0..v.len())
+                        .map(|j| cell(&v, j))
+                        .collect::<Result<_, _>>()?
+                )
+            )
         }
         DataType::Struct(fields) => {
             let s = array.as_struct();
@@ -145,16 +181,23 @@ fn cell(array: &ArrayRef, i: usize) -> Result<String, DataFusionError> {
             let m = array.as_map();
             let entries = m.value(i);
             let (k, v) = (entries.column(0).clone(), entries.column(1).clone());
-            let items = (0..entries.len()).map(|j| Ok(format!("{}: {}", cell(&k, j)?, cell(&v, j)?))).collect::<Result<Vec<_>, DataFusionError>>()?;
+            let items = (0..entries.len())
+                .map(|j| Ok(format!("{}: {}", cell(&k, j)?, cell(&v, j)?)))
+                .collect::<Result<Vec<_>, DataFusionError>>()?;
             format!("{{{}}}", join(items))
         }
         DataType::Union(_, _) => {
             let u = array.as_union();
             let tag = u.type_id(i);
             let child = u.child(tag).clone();
-            format!("{{tag: {tag}, value: {}}}", cell(&child, u.value_offset(i))?)
+            format!(
+                "{{tag: {tag}, value: {}}}",
+                cell(&child, u.value_offset(i))?
+            )
         }
-        _ => ArrayFormatter::try_new(array.as_ref(), &FormatOptions::default())?.value(i).to_string(),
+        _ => ArrayFormatter::try_new(array.as_ref(), &FormatOptions::default())?
+            .value(i)
+            .to_string(),
     })
 }
 
@@ -177,16 +220,27 @@ fn build_tables(data: &Path, dir: &Path) -> std::io::Result<()> {
     copy("importer.root", "disagree/importer.root")?;
     // A file with a sidecar cluster index, and a copy whose index is stale.
     copy("clusters.root", "indexed/clusters.root")?;
-    rntuple::datafusion::index::write_index(dir.join("indexed/clusters.root"), &["index", "float", "string", "bool"]).map_err(std::io::Error::other)?;
+    rntuple::datafusion::index::write_index(
+        dir.join("indexed/clusters.root"),
+        &["index", "float", "string", "bool"],
+    )
+    .map_err(std::io::Error::other)?;
     copy("clusters.root", "stale/clusters.root")?;
     copy("importer.root", "stale/importer.root")?;
     // importer's index beside clusters.root: it does not match, so it is ignored.
-    rntuple::datafusion::index::write_index(dir.join("stale/importer.root"), &["run"]).map_err(std::io::Error::other)?;
-    std::fs::rename(dir.join("stale/importer.root.rntidx"), dir.join("stale/clusters.root.rntidx"))?;
+    rntuple::datafusion::index::write_index(dir.join("stale/importer.root"), &["run"])
+        .map_err(std::io::Error::other)?;
+    std::fs::rename(
+        dir.join("stale/importer.root.rntidx"),
+        dir.join("stale/clusters.root.rntidx"),
+    )?;
     std::fs::remove_file(dir.join("stale/importer.root"))?;
     // A file named .root that is not a ROOT file.
     std::fs::create_dir_all(dir.join("garbage"))?;
-    std::fs::write(dir.join("garbage/bad.root"), b"this is not a ROOT file, just some text")?;
+    std::fs::write(
+        dir.join("garbage/bad.root"),
+        b"this is not a ROOT file, just some text",
+    )?;
     // A directory with no RNTuple files.
     std::fs::create_dir_all(dir.join("nothing"))?;
     std::fs::write(dir.join("nothing/notes.txt"), b"no data")?;
@@ -200,8 +254,13 @@ async fn make_session(env: &Env) -> Result<Db, DataFusionError> {
         let path = entry?.path();
         if path.extension().is_some_and(|e| e == "root") {
             let bytes = std::fs::read(&path)?;
-            let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-            store.put(&ObjectPath::from(name), PutPayload::from(bytes)).await?;
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            store
+                .put(&ObjectPath::from(name), PutPayload::from(bytes))
+                .await?;
         }
     }
     let url = ObjectStoreUrl::parse("mem://fixtures")?;
@@ -218,7 +277,9 @@ fn requires_corpus(path: &Path) -> bool {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let corpus = std::env::var_os("RNTUPLE_CORPUS").map(PathBuf::from).unwrap_or_else(|| root.join("../shared/corpus"));
+    let corpus = std::env::var_os("RNTUPLE_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("../shared/corpus"));
     let tables = match tempfile::tempdir() {
         Ok(t) => t,
         Err(e) => {
@@ -232,19 +293,37 @@ async fn main() {
         tables,
     };
     if let Err(e) = build_tables(&env.data, env.tables.path()) {
-        eprintln!("cannot build the multi-file tables from {}: {e}", env.data.display());
+        eprintln!(
+            "cannot build the multi-file tables from {}: {e}",
+            env.data.display()
+        );
         std::process::exit(2);
     }
-    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("sql-tests"))
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "slt")).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "slt"))
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
-    files.retain(|f| filters.is_empty() || filters.iter().any(|flt| f.to_string_lossy().contains(flt.as_str())));
+    files.retain(|f| {
+        filters.is_empty()
+            || filters
+                .iter()
+                .any(|flt| f.to_string_lossy().contains(flt.as_str()))
+    });
 
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
     for file in &files {
-        let name = file.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
         if requires_corpus(file) && env.corpus.is_none() {
             println!("skip {name}: the corpus is absent (set RNTUPLE_CORPUS to ../shared/corpus or another directory)");
             skipped += 1;
@@ -265,7 +344,10 @@ async fn main() {
             async move { db.ok_or_else(|| DataFusionError::Execution("one connection per file".into())) }
         });
         runner.set_var("DATA".to_string(), env.data.display().to_string());
-        runner.set_var("TABLES".to_string(), env.tables.path().display().to_string());
+        runner.set_var(
+            "TABLES".to_string(),
+            env.tables.path().display().to_string(),
+        );
         runner.set_var("MEM".to_string(), "mem://fixtures".to_string());
         if let Some(c) = &env.corpus {
             runner.set_var("CORPUS".to_string(), c.display().to_string());

@@ -192,7 +192,10 @@ impl<'a> Chunks<'a> {
             return Err(Error::malformed(
                 WHAT,
                 self.offset,
-                format!("chunks end {} bytes short of the block's length", self.out_left),
+                format!(
+                    "chunks end {} bytes short of the block's length",
+                    self.out_left
+                ),
             ));
         }
         Ok(())
@@ -302,7 +305,10 @@ fn decompress_chunk(chunk: &Chunk<'_>, dst: &mut [u8]) -> Result<()> {
 }
 
 /// A [`Error::Decompress`] for `chunk`.
-fn decompress_error(chunk: &Chunk<'_>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Error {
+fn decompress_error(
+    chunk: &Chunk<'_>,
+    source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+) -> Error {
     Error::Decompress {
         algorithm: chunk.algorithm.name(),
         offset: chunk.offset,
@@ -333,7 +339,8 @@ fn unzstd(chunk: &Chunk<'_>, dst: &mut [u8]) -> Result<usize> {
         let mut slot = cell.borrow_mut();
         let decompressor = match slot.as_mut() {
             Some(d) => d,
-            None => slot.insert(zstd::bulk::Decompressor::new().map_err(|e| decompress_error(chunk, e))?),
+            None => slot
+                .insert(zstd::bulk::Decompressor::new().map_err(|e| decompress_error(chunk, e))?),
         };
         // zstd stops with an error rather than write past `dst`.
         decompressor
@@ -376,11 +383,17 @@ fn inflate(chunk: &Chunk<'_>, dst: &mut [u8], zlib_header: bool) -> Result<usize
         let status = stream
             .decompress(input, output, FlushDecompress::Finish)
             .map_err(|e| decompress_error(chunk, e))?;
-        let progressed = stream.total_in() as usize != consumed || stream.total_out() as usize != produced;
+        let progressed =
+            stream.total_in() as usize != consumed || stream.total_out() as usize != produced;
         match status {
             Status::StreamEnd => return Ok(stream.total_out() as usize),
             _ if output_full => return Err(too_long(chunk)),
-            _ if !progressed => return Err(decompress_error(chunk, "stream ends before its end-of-stream marker")),
+            _ if !progressed => {
+                return Err(decompress_error(
+                    chunk,
+                    "stream ends before its end-of-stream marker",
+                ))
+            }
             _ => {}
         }
     }
@@ -388,7 +401,8 @@ fn inflate(chunk: &Chunk<'_>, dst: &mut [u8], zlib_header: bool) -> Result<usize
 
 fn unxz(chunk: &Chunk<'_>, dst: &mut [u8]) -> Result<usize> {
     use liblzma::stream::{Action, Status, Stream};
-    let mut stream = Stream::new_stream_decoder(XZ_MEMORY_LIMIT, 0).map_err(|e| decompress_error(chunk, e))?;
+    let mut stream =
+        Stream::new_stream_decoder(XZ_MEMORY_LIMIT, 0).map_err(|e| decompress_error(chunk, e))?;
     loop {
         let (consumed, produced) = (stream.total_in() as usize, stream.total_out() as usize);
         let input = chunk.payload.get(consumed..).unwrap_or_default();
@@ -397,11 +411,17 @@ fn unxz(chunk: &Chunk<'_>, dst: &mut [u8]) -> Result<usize> {
         let status = stream
             .process(input, output, Action::Finish)
             .map_err(|e| decompress_error(chunk, e))?;
-        let progressed = stream.total_in() as usize != consumed || stream.total_out() as usize != produced;
+        let progressed =
+            stream.total_in() as usize != consumed || stream.total_out() as usize != produced;
         match status {
             Status::StreamEnd => return Ok(stream.total_out() as usize),
             _ if output_full => return Err(too_long(chunk)),
-            _ if !progressed => return Err(decompress_error(chunk, "stream ends before its end-of-stream marker")),
+            _ if !progressed => {
+                return Err(decompress_error(
+                    chunk,
+                    "stream ends before its end-of-stream marker",
+                ))
+            }
             _ => {}
         }
     }
@@ -414,7 +434,9 @@ mod tests {
 
     /// Test data that compresses well but not trivially.
     fn sample(len: usize) -> Vec<u8> {
-        (0..len).map(|i| ((i * 7) % 251) as u8 ^ ((i / 1000) as u8)).collect()
+        (0..len)
+            .map(|i| ((i * 7) % 251) as u8 ^ ((i / 1000) as u8))
+            .collect()
     }
 
     /// A chunk header followed by `payload`.
@@ -437,7 +459,12 @@ mod tests {
     }
 
     fn zstd_chunk(data: &[u8]) -> Vec<u8> {
-        chunk(b"ZS", 1, &zstd::bulk::compress(data, 5).unwrap(), data.len())
+        chunk(
+            b"ZS",
+            1,
+            &zstd::bulk::compress(data, 5).unwrap(),
+            data.len(),
+        )
     }
 
     fn lz4_chunk(data: &[u8]) -> Vec<u8> {
@@ -495,7 +522,11 @@ mod tests {
             let mut out = vec![0; data.len()];
             decompress_into(&block, &mut out, 0).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(out, data, "{name}");
-            assert_eq!(decompress_to_vec(&block, data.len(), 0).unwrap(), data, "{name}");
+            assert_eq!(
+                decompress_to_vec(&block, data.len(), 0).unwrap(),
+                data,
+                "{name}"
+            );
         }
     }
 
@@ -504,7 +535,17 @@ mod tests {
         // "ZS", version 1, 24-bit sizes; the payload is a zstd frame.
         let data = vec![0x42u8; 4096];
         let frame = zstd::bulk::compress(&data, 1).unwrap();
-        let mut block = vec![b'Z', b'S', 0x01, frame.len() as u8, 0x00, 0x00, 0x00, 0x10, 0x00];
+        let mut block = vec![
+            b'Z',
+            b'S',
+            0x01,
+            frame.len() as u8,
+            0x00,
+            0x00,
+            0x00,
+            0x10,
+            0x00,
+        ];
         block.extend_from_slice(&frame);
         assert_eq!(decompress_to_vec(&block, 4096, 0).unwrap(), data);
     }
@@ -516,7 +557,10 @@ mod tests {
         block.extend(lz4_chunk(&parts[1]));
         block.extend(xz_chunk(&parts[2]));
         let expected = parts.concat();
-        assert_eq!(decompress_to_vec(&block, expected.len(), 0).unwrap(), expected);
+        assert_eq!(
+            decompress_to_vec(&block, expected.len(), 0).unwrap(),
+            expected
+        );
     }
 
     #[test]
@@ -525,7 +569,10 @@ mod tests {
         let mut block = lz4_chunk(&data);
         block[9] ^= 0x01; // first byte of the stored XXH64
         let err = decompress_to_vec(&block, data.len(), 100).unwrap_err();
-        assert!(matches!(err, Error::ChecksumMismatch { offset: 100, .. }), "{err}");
+        assert!(
+            matches!(err, Error::ChecksumMismatch { offset: 100, .. }),
+            "{err}"
+        );
         let mut block = lz4_chunk(&data);
         let last = block.len() - 1;
         block[last] ^= 0x80; // compressed data
@@ -553,7 +600,10 @@ mod tests {
             let block = make(&data);
             for cut in [1, 5, 9, 10, block.len() / 2, block.len() - 1] {
                 let err = decompress_to_vec(&block[..cut], data.len(), 0).unwrap_err();
-                assert!(matches!(err, Error::UnexpectedEof { .. }), "{name} cut at {cut}: {err}");
+                assert!(
+                    matches!(err, Error::UnexpectedEof { .. }),
+                    "{name} cut at {cut}: {err}"
+                );
             }
         }
     }
@@ -580,7 +630,10 @@ mod tests {
             let algorithm: [u8; 2] = [block[0], block[1]];
             for len in [data.len() - 1, data.len() + 1] {
                 let wrong = chunk(&algorithm, block[2], payload, len);
-                assert!(decompress_to_vec(&wrong, len, 0).is_err(), "{name} declared {len}");
+                assert!(
+                    decompress_to_vec(&wrong, len, 0).is_err(),
+                    "{name} declared {len}"
+                );
             }
         }
     }

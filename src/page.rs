@@ -298,43 +298,29 @@ impl ColumnCursor {
         range: Range<u64>,
         out: &mut Vec<T>,
     ) -> Result<()> {
-        let mut cache = self.decoded.take();
-        let ctx = self.context();
-        let result = self.for_each_piece(range, |piece, coding| match piece {
-            Piece::Zeros(n) => {
-                out.resize(out.len() + n, T::default());
-                Ok(())
-            }
-            Piece::Page {
-                bytes,
-                n,
-                sub,
-                offset,
-                ..
-            } if sub.start == 0 && sub.end == n => {
-                encoding::decode_values(coding, bytes, n, offset, out)
-            }
-            Piece::Page {
-                bytes,
-                n,
-                sub,
-                offset,
-                page,
-            } => Self::partial(&mut cache, page, sub, out, |v| {
-                encoding::decode_values(coding, bytes, n, offset, v)
-            }),
-        });
-        self.decoded = cache;
-        result.with_context(|| ctx)
+        self.read_decoded(range, out, T::default(), encoding::decode_values)
     }
 
     /// Appends the collection end offsets of `range` (cluster-relative).
     pub fn read_index(&mut self, range: Range<u64>, out: &mut Vec<u64>) -> Result<()> {
+        self.read_decoded(range, out, 0, encoding::decode_index)
+    }
+
+    /// Appends the elements of `range` decoded by `decode`: whole pages
+    /// straight into `out`, parts of pages through the decoded-page cache,
+    /// synthetic zeros as `zero`.
+    fn read_decoded<V: Clone + Send + Sync + 'static>(
+        &mut self,
+        range: Range<u64>,
+        out: &mut Vec<V>,
+        zero: V,
+        decode: fn(&ColumnCoding, &[u8], usize, u64, &mut Vec<V>) -> Result<()>,
+    ) -> Result<()> {
         let mut cache = self.decoded.take();
         let ctx = self.context();
         let result = self.for_each_piece(range, |piece, coding| match piece {
             Piece::Zeros(n) => {
-                out.resize(out.len() + n, 0);
+                out.resize(out.len() + n, zero.clone());
                 Ok(())
             }
             Piece::Page {
@@ -343,9 +329,7 @@ impl ColumnCursor {
                 sub,
                 offset,
                 ..
-            } if sub.start == 0 && sub.end == n => {
-                encoding::decode_index(coding, bytes, n, offset, out)
-            }
+            } if sub.start == 0 && sub.end == n => decode(coding, bytes, n, offset, out),
             Piece::Page {
                 bytes,
                 n,
@@ -353,7 +337,7 @@ impl ColumnCursor {
                 offset,
                 page,
             } => Self::partial(&mut cache, page, sub, out, |v| {
-                encoding::decode_index(coding, bytes, n, offset, v)
+                decode(coding, bytes, n, offset, v)
             }),
         });
         self.decoded = cache;

@@ -62,7 +62,11 @@ impl GetExt for RNTupleFormatFactory {
 }
 
 impl FileFormatFactory for RNTupleFormatFactory {
-    fn create(&self, _state: &dyn Session, format_options: &HashMap<String, String>) -> Result<Arc<dyn FileFormat>> {
+    fn create(
+        &self,
+        _state: &dyn Session,
+        format_options: &HashMap<String, String>,
+    ) -> Result<Arc<dyn FileFormat>> {
         let mut options = self.options.clone();
         for (key, value) in format_options {
             let name = match key.strip_prefix("format.") {
@@ -108,7 +112,9 @@ pub struct RNTupleFormat {
 
 impl fmt::Debug for RNTupleFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RNTupleFormat").field("options", &self.options).finish()
+        f.debug_struct("RNTupleFormat")
+            .field("options", &self.options)
+            .finish()
     }
 }
 
@@ -126,7 +132,11 @@ impl RNTupleFormat {
         &self.options
     }
 
-    async fn meta(&self, store: &Arc<dyn ObjectStore>, object: &ObjectMeta) -> Result<Arc<NTupleMeta>> {
+    async fn meta(
+        &self,
+        store: &Arc<dyn ObjectStore>,
+        object: &ObjectMeta,
+    ) -> Result<Arc<NTupleMeta>> {
         self.cache.get(store, object, &self.options).await
     }
 }
@@ -138,10 +148,15 @@ fn schema_difference(a: &Schema, b: &Schema) -> Option<String> {
     for fa in a.fields() {
         match b.field_with_name(fa.name()) {
             Err(_) => diffs.push(format!("field {} is missing", fa.name())),
-            Ok(fb) if !fa.data_type().equals_datatype(fb.data_type()) => {
-                diffs.push(format!("field {} is {} instead of {}", fa.name(), fb.data_type(), fa.data_type()))
+            Ok(fb) if !fa.data_type().equals_datatype(fb.data_type()) => diffs.push(format!(
+                "field {} is {} instead of {}",
+                fa.name(),
+                fb.data_type(),
+                fa.data_type()
+            )),
+            Ok(fb) if fa.is_nullable() != fb.is_nullable() => {
+                diffs.push(format!("field {} differs in nullability", fa.name()))
             }
-            Ok(fb) if fa.is_nullable() != fb.is_nullable() => diffs.push(format!("field {} differs in nullability", fa.name())),
             Ok(_) => {}
         }
     }
@@ -150,7 +165,11 @@ fn schema_difference(a: &Schema, b: &Schema) -> Option<String> {
             diffs.push(format!("field {} is extra", fb.name()));
         }
     }
-    let order_differs = diffs.is_empty() && a.fields().iter().zip(b.fields()).any(|(x, y)| x.name() != y.name());
+    let order_differs = diffs.is_empty()
+        && a.fields()
+            .iter()
+            .zip(b.fields())
+            .any(|(x, y)| x.name() != y.name());
     if order_differs {
         diffs.push("the fields are in another order".to_string());
     }
@@ -160,13 +179,18 @@ fn schema_difference(a: &Schema, b: &Schema) -> Option<String> {
 #[async_trait]
 impl FileFormat for RNTupleFormat {
     fn get_ext(&self) -> String {
-        self.options.file_extension.trim_start_matches('.').to_string()
+        self.options
+            .file_extension
+            .trim_start_matches('.')
+            .to_string()
     }
 
     fn get_ext_with_compression(&self, compression: &FileCompressionType) -> Result<String> {
         match compression.get_variant() {
             CompressionTypeVariant::UNCOMPRESSED => Ok(self.get_ext()),
-            _ => Err(DataFusionError::Configuration("RNTuple files compress their pages themselves; no file compression applies".into())),
+            _ => Err(DataFusionError::Configuration(
+                "RNTuple files compress their pages themselves; no file compression applies".into(),
+            )),
         }
     }
 
@@ -175,11 +199,22 @@ impl FileFormat for RNTupleFormat {
         Some(FileCompressionType::UNCOMPRESSED)
     }
 
-    async fn infer_schema(&self, _state: &dyn Session, store: &Arc<dyn ObjectStore>, objects: &[ObjectMeta]) -> Result<SchemaRef> {
-        let data: Vec<ObjectMeta> = objects.iter().filter(|o| !index::is_sidecar(&o.location)).cloned().collect();
+    async fn infer_schema(
+        &self,
+        _state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        objects: &[ObjectMeta],
+    ) -> Result<SchemaRef> {
+        let data: Vec<ObjectMeta> = objects
+            .iter()
+            .filter(|o| !index::is_sidecar(&o.location))
+            .cloned()
+            .collect();
         let mut metas: Vec<Arc<NTupleMeta>> = Vec::with_capacity(data.len());
         for chunk in data.chunks(CONCURRENT_OPENS) {
-            let opened = futures::future::try_join_all(chunk.iter().map(|object| self.meta(store, object))).await?;
+            let opened =
+                futures::future::try_join_all(chunk.iter().map(|object| self.meta(store, object)))
+                    .await?;
             metas.extend(opened);
         }
         let Some(first) = metas.first() else {
@@ -188,7 +223,10 @@ impl FileFormat for RNTupleFormat {
         let mut disagreements = Vec::new();
         for other in &metas[1..] {
             if let Some(diff) = schema_difference(&first.schema, &other.schema) {
-                disagreements.push(format!("{} against {}: {diff}", other.location, first.location));
+                disagreements.push(format!(
+                    "{} against {}: {diff}",
+                    other.location, first.location
+                ));
             }
         }
         if !disagreements.is_empty() {
@@ -200,7 +238,13 @@ impl FileFormat for RNTupleFormat {
         Ok(first.schema.clone())
     }
 
-    async fn infer_stats(&self, _state: &dyn Session, store: &Arc<dyn ObjectStore>, table_schema: SchemaRef, object: &ObjectMeta) -> Result<Statistics> {
+    async fn infer_stats(
+        &self,
+        _state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        table_schema: SchemaRef,
+        object: &ObjectMeta,
+    ) -> Result<Statistics> {
         if index::is_sidecar(&object.location) {
             return Ok(Statistics::new_unknown(&table_schema).with_num_rows(Precision::Exact(0)));
         }
@@ -209,7 +253,11 @@ impl FileFormat for RNTupleFormat {
         Ok(index::statistics(&meta, &table_schema, &all))
     }
 
-    async fn create_physical_plan(&self, state: &dyn Session, conf: FileScanConfig) -> Result<Arc<dyn ExecutionPlan>> {
+    async fn create_physical_plan(
+        &self,
+        state: &dyn Session,
+        conf: FileScanConfig,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
         let store = state.runtime_env().object_store(&conf.object_store_url)?;
         let mut groups = Vec::with_capacity(conf.file_groups.len());
         for group in &conf.file_groups {
@@ -227,12 +275,18 @@ impl FileFormat for RNTupleFormat {
             }
             groups.push(new_group);
         }
-        let config = FileScanConfigBuilder::from(conf).with_file_groups(groups).build();
+        let config = FileScanConfigBuilder::from(conf)
+            .with_file_groups(groups)
+            .build();
         Ok(DataSourceExec::from_data_source(config))
     }
 
     fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
-        Arc::new(RNTupleSource::new(table_schema, self.options.clone(), self.cache.clone()))
+        Arc::new(RNTupleSource::new(
+            table_schema,
+            self.options.clone(),
+            self.cache.clone(),
+        ))
     }
 }
 
@@ -243,8 +297,14 @@ mod tests {
 
     #[test]
     fn schema_difference_names_fields() {
-        let a = Schema::new(vec![Field::new("x", DataType::Int32, false), Field::new("y", DataType::Float32, false)]);
-        let b = Schema::new(vec![Field::new("x", DataType::Int64, false), Field::new("z", DataType::Float32, false)]);
+        let a = Schema::new(vec![
+            Field::new("x", DataType::Int32, false),
+            Field::new("y", DataType::Float32, false),
+        ]);
+        let b = Schema::new(vec![
+            Field::new("x", DataType::Int64, false),
+            Field::new("z", DataType::Float32, false),
+        ]);
         let d = schema_difference(&a, &b).unwrap_or_default();
         assert!(d.contains("field x is Int64 instead of Int32"), "{d}");
         assert!(d.contains("field y is missing"), "{d}");

@@ -69,22 +69,36 @@ pub fn write_index(path: impl AsRef<FsPath>, columns: &[&str]) -> Result<PathBuf
 }
 
 /// Writes the sidecar index of the RNTuple `ntuple` of a local file.
-pub fn write_index_for(path: impl AsRef<FsPath>, ntuple: Option<&str>, columns: &[&str]) -> Result<PathBuf> {
+pub fn write_index_for(
+    path: impl AsRef<FsPath>,
+    ntuple: Option<&str>,
+    columns: &[&str],
+) -> Result<PathBuf> {
     let path = path.as_ref();
     let file = RNTupleFile::open(path)?;
     let size = file.source().len();
     let nt = file.ntuple(ntuple)?;
     let schema = nt.mapping().schema.clone();
     let names: Vec<String> = if columns.is_empty() {
-        schema.fields().iter().filter(|f| indexable(f.data_type())).map(|f| f.name().clone()).collect()
+        schema
+            .fields()
+            .iter()
+            .filter(|f| indexable(f.data_type()))
+            .map(|f| f.name().clone())
+            .collect()
     } else {
         columns.iter().map(|c| c.to_string()).collect()
     };
     let mut fields = Vec::new();
     for name in &names {
-        let field = schema.field_with_name(name).map_err(|_| DataFusionError::Plan(format!("no top-level field {name:?} to index")))?;
+        let field = schema
+            .field_with_name(name)
+            .map_err(|_| DataFusionError::Plan(format!("no top-level field {name:?} to index")))?;
         if !indexable(field.data_type()) {
-            return Err(DataFusionError::Plan(format!("field {name:?} of type {} cannot be indexed", field.data_type())));
+            return Err(DataFusionError::Plan(format!(
+                "field {name:?} of type {} cannot be indexed",
+                field.data_type()
+            )));
         }
         fields.push(field.clone());
     }
@@ -93,14 +107,27 @@ pub fn write_index_for(path: impl AsRef<FsPath>, ntuple: Option<&str>, columns: 
     let mut maxs = mins.clone();
     let mut nulls: Vec<Vec<u64>> = vec![Vec::new(); fields.len()];
     for cluster in &clusters {
-        let reader = crate::RNTupleReaderBuilder::new(nt.clone()).with_projection(&names)?.with_clusters([cluster.id]).build()?;
-        let mut min_acc = fields.iter().map(|f| MinAccumulator::try_new(f.data_type())).collect::<Result<Vec<_>>>()?;
-        let mut max_acc = fields.iter().map(|f| MaxAccumulator::try_new(f.data_type())).collect::<Result<Vec<_>>>()?;
+        let reader = crate::RNTupleReaderBuilder::new(nt.clone())
+            .with_projection(&names)?
+            .with_clusters([cluster.id])
+            .build()?;
+        let mut min_acc = fields
+            .iter()
+            .map(|f| MinAccumulator::try_new(f.data_type()))
+            .collect::<Result<Vec<_>>>()?;
+        let mut max_acc = fields
+            .iter()
+            .map(|f| MaxAccumulator::try_new(f.data_type()))
+            .collect::<Result<Vec<_>>>()?;
         let mut null_count = vec![0u64; fields.len()];
         for batch in reader {
             let batch = batch?;
             for (i, column) in batch.columns().iter().enumerate() {
-                if let (Some(mn), Some(mx), Some(nc)) = (min_acc.get_mut(i), max_acc.get_mut(i), null_count.get_mut(i)) {
+                if let (Some(mn), Some(mx), Some(nc)) = (
+                    min_acc.get_mut(i),
+                    max_acc.get_mut(i),
+                    null_count.get_mut(i),
+                ) {
                     mn.update_batch(std::slice::from_ref(column))?;
                     mx.update_batch(std::slice::from_ref(column))?;
                     *nc += column.null_count() as u64;
@@ -113,23 +140,45 @@ pub fn write_index_for(path: impl AsRef<FsPath>, ntuple: Option<&str>, columns: 
             nulls[i].push(null_count[i]);
         }
     }
-    let mut out_fields = vec![Field::new("first_entry", DataType::UInt64, false), Field::new("n_entries", DataType::UInt64, false)];
+    let mut out_fields = vec![
+        Field::new("first_entry", DataType::UInt64, false),
+        Field::new("n_entries", DataType::UInt64, false),
+    ];
     let mut arrays: Vec<ArrayRef> = vec![
-        Arc::new(UInt64Array::from_iter_values(clusters.iter().map(|c| c.first_entry))),
-        Arc::new(UInt64Array::from_iter_values(clusters.iter().map(|c| c.n_entries))),
+        Arc::new(UInt64Array::from_iter_values(
+            clusters.iter().map(|c| c.first_entry),
+        )),
+        Arc::new(UInt64Array::from_iter_values(
+            clusters.iter().map(|c| c.n_entries),
+        )),
     ];
     for (i, field) in fields.iter().enumerate() {
         let dt = field.data_type().clone();
-        out_fields.push(Field::new(format!("{}.min", field.name()), dt.clone(), true));
-        out_fields.push(Field::new(format!("{}.max", field.name()), dt.clone(), true));
-        out_fields.push(Field::new(format!("{}.null_count", field.name()), DataType::UInt64, false));
+        out_fields.push(Field::new(
+            format!("{}.min", field.name()),
+            dt.clone(),
+            true,
+        ));
+        out_fields.push(Field::new(
+            format!("{}.max", field.name()),
+            dt.clone(),
+            true,
+        ));
+        out_fields.push(Field::new(
+            format!("{}.null_count", field.name()),
+            DataType::UInt64,
+            false,
+        ));
         arrays.push(to_array(&mins[i], &dt)?);
         arrays.push(to_array(&maxs[i], &dt)?);
         arrays.push(Arc::new(UInt64Array::from(nulls[i].clone())));
     }
     let metadata = [
         (META_FILE_SIZE.to_string(), size.to_string()),
-        (META_CHECKSUM.to_string(), nt.descriptor().header_checksum.to_string()),
+        (
+            META_CHECKSUM.to_string(),
+            nt.descriptor().header_checksum.to_string(),
+        ),
         (META_NTUPLE.to_string(), nt.descriptor().name.clone()),
     ]
     .into_iter()
@@ -168,7 +217,11 @@ impl ClusterIndex {
 }
 
 /// Reads the sidecar of `object`, if there is one and it matches `meta`.
-pub(crate) async fn load(store: &Arc<dyn ObjectStore>, object: &ObjectMeta, meta: &NTupleMeta) -> Option<ClusterIndex> {
+pub(crate) async fn load(
+    store: &Arc<dyn ObjectStore>,
+    object: &ObjectMeta,
+    meta: &NTupleMeta,
+) -> Option<ClusterIndex> {
     let path = Path::from(format!("{}{SIDECAR_SUFFIX}", object.location));
     let bytes = store.get(&path).await.ok()?.bytes().await.ok()?;
     let reader = arrow::ipc::reader::FileReader::try_new(Cursor::new(bytes), None).ok()?;
@@ -184,8 +237,17 @@ pub(crate) async fn load(store: &Arc<dyn ObjectStore>, object: &ObjectMeta, meta
     let batches: Vec<RecordBatch> = reader.collect::<std::result::Result<_, _>>().ok()?;
     let batch = arrow::compute::concat_batches(&schema, &batches).ok()?;
     // The clusters must be the ones of the file, in the same order.
-    let first = batch.column_by_name("first_entry")?.as_any().downcast_ref::<UInt64Array>()?;
-    if first.len() != meta.clusters.len() || meta.clusters.iter().zip(first.values()).any(|(c, &f)| c.first_entry != f) {
+    let first = batch
+        .column_by_name("first_entry")?
+        .as_any()
+        .downcast_ref::<UInt64Array>()?;
+    if first.len() != meta.clusters.len()
+        || meta
+            .clusters
+            .iter()
+            .zip(first.values())
+            .any(|(c, &f)| c.first_entry != f)
+    {
         return None;
     }
     Some(ClusterIndex { batch })
@@ -193,11 +255,22 @@ pub(crate) async fn load(store: &Arc<dyn ObjectStore>, object: &ObjectMeta, meta
 
 /// Statistics of the clusters `clusters` of a file: exact entry counts, and
 /// min / max / null counts of the indexed columns.
-pub(crate) fn statistics(meta: &NTupleMeta, table_schema: &SchemaRef, clusters: &[usize]) -> Statistics {
-    let mut stats = Statistics::new_unknown(table_schema).with_num_rows(Precision::Exact(meta.entries(clusters) as usize));
-    let Some(index) = &meta.index else { return stats };
+pub(crate) fn statistics(
+    meta: &NTupleMeta,
+    table_schema: &SchemaRef,
+    clusters: &[usize],
+) -> Statistics {
+    let mut stats = Statistics::new_unknown(table_schema)
+        .with_num_rows(Precision::Exact(meta.entries(clusters) as usize));
+    let Some(index) = &meta.index else {
+        return stats;
+    };
     let rows = UInt64Array::from_iter_values(clusters.iter().map(|&c| c as u64));
-    for (field, col) in table_schema.fields().iter().zip(stats.column_statistics.iter_mut()) {
+    for (field, col) in table_schema
+        .fields()
+        .iter()
+        .zip(stats.column_statistics.iter_mut())
+    {
         if let Some(s) = column_statistics(index, field.name(), &rows) {
             *col = s;
         }
@@ -205,14 +278,23 @@ pub(crate) fn statistics(meta: &NTupleMeta, table_schema: &SchemaRef, clusters: 
     stats
 }
 
-fn column_statistics(index: &ClusterIndex, name: &str, rows: &UInt64Array) -> Option<ColumnStatistics> {
+fn column_statistics(
+    index: &ClusterIndex,
+    name: &str,
+    rows: &UInt64Array,
+) -> Option<ColumnStatistics> {
     let take = |a: &ArrayRef| arrow::compute::take(a.as_ref(), rows, None).ok();
     let mins = take(index.column(name, "min")?)?;
     let maxs = take(index.column(name, "max")?)?;
     let nulls = take(index.column(name, "null_count")?)?;
     let min = fold(&mins, |a, b| if b < a { b } else { a })?;
     let max = fold(&maxs, |a, b| if b > a { b } else { a })?;
-    let nulls = nulls.as_any().downcast_ref::<UInt64Array>()?.values().iter().sum::<u64>();
+    let nulls = nulls
+        .as_any()
+        .downcast_ref::<UInt64Array>()?
+        .values()
+        .iter()
+        .sum::<u64>();
     Some(
         ColumnStatistics::new_unknown()
             .with_min_value(min)
@@ -221,7 +303,10 @@ fn column_statistics(index: &ClusterIndex, name: &str, rows: &UInt64Array) -> Op
     )
 }
 
-fn fold(array: &ArrayRef, pick: impl Fn(ScalarValue, ScalarValue) -> ScalarValue) -> Option<Precision<ScalarValue>> {
+fn fold(
+    array: &ArrayRef,
+    pick: impl Fn(ScalarValue, ScalarValue) -> ScalarValue,
+) -> Option<Precision<ScalarValue>> {
     let mut acc: Option<ScalarValue> = None;
     for i in 0..array.len() {
         if array.is_null(i) {
@@ -238,15 +323,25 @@ fn fold(array: &ArrayRef, pick: impl Fn(ScalarValue, ScalarValue) -> ScalarValue
 }
 
 /// The clusters among `candidates` that `predicate` may match.
-pub(crate) fn prune(predicate: &PruningPredicate, meta: &NTupleMeta, candidates: Vec<usize>) -> Vec<usize> {
-    let Some(index) = &meta.index else { return candidates };
+pub(crate) fn prune(
+    predicate: &PruningPredicate,
+    meta: &NTupleMeta,
+    candidates: Vec<usize>,
+) -> Vec<usize> {
+    let Some(index) = &meta.index else {
+        return candidates;
+    };
     let stats = IndexStatistics {
         index,
         meta,
         rows: UInt64Array::from_iter_values(candidates.iter().map(|&c| c as u64)),
     };
     match predicate.prune(&stats) {
-        Ok(keep) if keep.len() == candidates.len() => candidates.into_iter().zip(keep).filter_map(|(c, k)| k.then_some(c)).collect(),
+        Ok(keep) if keep.len() == candidates.len() => candidates
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(c, k)| k.then_some(c))
+            .collect(),
         _ => candidates,
     }
 }
@@ -282,7 +377,11 @@ impl PruningStatistics for IndexStatistics<'_> {
     }
 
     fn row_counts(&self) -> Option<ArrayRef> {
-        let counts = self.rows.values().iter().map(|&r| self.meta.clusters.get(r as usize).map(|c| c.n_entries));
+        let counts = self
+            .rows
+            .values()
+            .iter()
+            .map(|&r| self.meta.clusters.get(r as usize).map(|c| c.n_entries));
         Some(Arc::new(UInt64Array::from_iter(counts)))
     }
 
@@ -300,7 +399,8 @@ mod tests {
 
     #[tokio::test]
     async fn index_prunes_clusters_and_goes_stale() -> Result<()> {
-        let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/clusters.root");
+        let fixture =
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/clusters.root");
         if !fixture.exists() {
             eprintln!("skipped: {} is absent", fixture.display());
             return Ok(());
@@ -329,12 +429,21 @@ mod tests {
         assert!(last.first_entry <= 180 && last.first_entry + last.n_entries > 180);
 
         let stats = statistics(&meta, &schema, &all);
-        assert_eq!(stats.num_rows, Precision::Exact(meta.ntuple.n_entries() as usize));
+        assert_eq!(
+            stats.num_rows,
+            Precision::Exact(meta.ntuple.n_entries() as usize)
+        );
         let index_col = schema.index_of("index")?;
-        assert_eq!(stats.column_statistics[index_col].min_value, Precision::Exact(ScalarValue::UInt64(Some(0))));
+        assert_eq!(
+            stats.column_statistics[index_col].min_value,
+            Precision::Exact(ScalarValue::UInt64(Some(0)))
+        );
 
         // A changed file no longer matches its index.
-        std::fs::OpenOptions::new().append(true).open(&path).and_then(|mut f| std::io::Write::write_all(&mut f, b"x"))?;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"x"))?;
         let object = store.head(&Path::from_filesystem_path(&path)?).await?;
         let meta = super::super::store::load_ntuple(&store, &object, None, 0).await?;
         assert!(load(&store, &object, &meta).await.is_none());

@@ -129,7 +129,12 @@ impl RNTupleReadOptions {
 pub trait SessionContextExt {
     /// Registers the files at `path` (a file, a directory, a glob or an
     /// object store URL) as table `name`.
-    async fn register_rntuple(&self, name: &str, path: &str, options: RNTupleReadOptions) -> Result<()>;
+    async fn register_rntuple(
+        &self,
+        name: &str,
+        path: &str,
+        options: RNTupleReadOptions,
+    ) -> Result<()>;
 
     /// A DataFrame over the files at `path`.
     async fn read_rntuple(&self, path: &str, options: RNTupleReadOptions) -> Result<DataFrame>;
@@ -137,10 +142,16 @@ pub trait SessionContextExt {
 
 #[async_trait]
 impl SessionContextExt for SessionContext {
-    async fn register_rntuple(&self, name: &str, path: &str, options: RNTupleReadOptions) -> Result<()> {
+    async fn register_rntuple(
+        &self,
+        name: &str,
+        path: &str,
+        options: RNTupleReadOptions,
+    ) -> Result<()> {
         let url = ListingTableUrl::parse(path)?;
         let listing = options.listing_options(&url);
-        self.register_listing_table(name, path, listing, None, None).await
+        self.register_listing_table(name, path, listing, None, None)
+            .await
     }
 
     async fn read_rntuple(&self, path: &str, options: RNTupleReadOptions) -> Result<DataFrame> {
@@ -148,7 +159,9 @@ impl SessionContextExt for SessionContext {
         let url = ListingTableUrl::parse(path)?;
         let listing = options.listing_options(&url);
         let schema = listing.infer_schema(&self.state(), &url).await?;
-        let config = ListingTableConfig::new(url).with_listing_options(listing).with_schema(schema);
+        let config = ListingTableConfig::new(url)
+            .with_listing_options(listing)
+            .with_schema(schema);
         self.read_table(Arc::new(ListingTable::try_new(config)?))
     }
 }
@@ -169,7 +182,10 @@ pub fn session_context() -> SessionContext {
 
 /// A session with the `rntuple` format and the HEP functions.
 pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
-    let state = SessionStateBuilder::new().with_config(config).with_default_features().build();
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .build();
     let ctx = SessionContext::new_with_state(state);
     register(&ctx);
     ctx
@@ -183,9 +199,10 @@ pub fn register(ctx: &SessionContext) {
         let mut state = state.write();
         // Registering with `overwrite` cannot fail.
         let _ = state.register_file_format(Arc::new(RNTupleFormatFactory::new()), true);
-        state
-            .table_factories_mut()
-            .insert("RNTUPLE".to_string(), Arc::new(datafusion::datasource::provider::DefaultTableFactory::new()));
+        state.table_factories_mut().insert(
+            "RNTUPLE".to_string(),
+            Arc::new(datafusion::datasource::provider::DefaultTableFactory::new()),
+        );
     }
     for udf in functions::all() {
         ctx.register_udf(udf);

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::RecordBatch;
-use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_optimizer::pruning::PruningPredicate;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, Time};
@@ -119,7 +119,11 @@ impl RNTupleOpener {
 
 /// The clusters to read with the entry limit of each: the clusters up to
 /// the one that completes `limit` entries.
-fn apply_limit(meta: &NTupleMeta, clusters: Vec<usize>, limit: Option<usize>) -> Vec<(usize, Option<u64>)> {
+fn apply_limit(
+    meta: &NTupleMeta,
+    clusters: Vec<usize>,
+    limit: Option<usize>,
+) -> Vec<(usize, Option<u64>)> {
     let Some(limit) = limit else {
         return clusters.into_iter().map(|c| (c, None)).collect();
     };
@@ -147,7 +151,9 @@ impl FileOpener for RNTupleOpener {
             let meta = match file.extension::<Arc<NTupleMeta>>() {
                 Some(meta) => meta.clone(),
                 None => {
-                    this.cache.get(&this.store, &file.object_meta, &this.options).await?
+                    this.cache
+                        .get(&this.store, &file.object_meta, &this.options)
+                        .await?
                 }
             };
             let mut clusters = clusters_of(&meta, &file);
@@ -162,7 +168,16 @@ impl FileOpener for RNTupleOpener {
                 .with_projection(this.paths.iter())?
                 .with_batch_size(this.batch_size);
             let stream = futures::stream::iter(plan)
-                .map(move |(cluster, limit)| read_cluster(this.clone(), meta.clone(), builder.clone(), columns.clone(), cluster, limit))
+                .map(move |(cluster, limit)| {
+                    read_cluster(
+                        this.clone(),
+                        meta.clone(),
+                        builder.clone(),
+                        columns.clone(),
+                        cluster,
+                        limit,
+                    )
+                })
                 .buffered(CLUSTERS_IN_FLIGHT)
                 .map_ok(|batches| futures::stream::iter(batches.into_iter().map(Ok)))
                 .try_flatten();
@@ -220,7 +235,11 @@ async fn read_cluster(
                 rounds += 1;
                 fetch_misses(&this.store, &meta, &mut lease).await?;
             }
-            Err(e) => return Err(DataFusionError::from(e).context(format!("{}: cluster {id}", meta.location))),
+            Err(e) => {
+                return Err(
+                    DataFusionError::from(e).context(format!("{}: cluster {id}", meta.location))
+                )
+            }
         }
     }
 }

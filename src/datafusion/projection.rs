@@ -29,19 +29,30 @@ enum Need {
 /// The reader paths for `file_indices` of `schema`, given the expressions
 /// that use them. `file_indices` are the columns in the order the reader
 /// must return them.
-pub(crate) fn reader_paths(schema: &Schema, file_indices: &[usize], exprs: &[Arc<dyn PhysicalExpr>]) -> Vec<String> {
+pub(crate) fn reader_paths(
+    schema: &Schema,
+    file_indices: &[usize],
+    exprs: &[Arc<dyn PhysicalExpr>],
+) -> Vec<String> {
     let mut needs: BTreeMap<usize, Need> = BTreeMap::new();
     for expr in exprs {
         collect(expr, schema, &mut needs);
     }
     let mut out = Vec::new();
     for &i in file_indices {
-        let Some(field) = schema.fields().get(i) else { continue };
+        let Some(field) = schema.fields().get(i) else {
+            continue;
+        };
         let name = field.name();
         match needs.get(&i) {
             Some(Need::Parts(parts)) if !parts.is_empty() => {
                 for p in parts {
-                    out.push(std::iter::once(name.as_str()).chain(p.iter().map(String::as_str)).collect::<Vec<_>>().join("."));
+                    out.push(
+                        std::iter::once(name.as_str())
+                            .chain(p.iter().map(String::as_str))
+                            .collect::<Vec<_>>()
+                            .join("."),
+                    );
                 }
             }
             _ => out.push(name.clone()),
@@ -52,7 +63,9 @@ pub(crate) fn reader_paths(schema: &Schema, file_indices: &[usize], exprs: &[Arc
 
 fn collect(expr: &Arc<dyn PhysicalExpr>, schema: &Schema, needs: &mut BTreeMap<usize, Need>) {
     if let Some((index, path)) = field_chain(expr, schema) {
-        let entry = needs.entry(index).or_insert_with(|| Need::Parts(Vec::new()));
+        let entry = needs
+            .entry(index)
+            .or_insert_with(|| Need::Parts(Vec::new()));
         if let Need::Parts(parts) = entry {
             if path.is_empty() {
                 *entry = Need::Whole;
@@ -91,7 +104,9 @@ fn field_chain(expr: &Arc<dyn PhysicalExpr>, schema: &Schema) -> Option<(usize, 
     for key in keys {
         let lit = key.downcast_ref::<Literal>()?;
         let name = match lit.value() {
-            ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s)) | ScalarValue::Utf8View(Some(s)) => s.clone(),
+            ScalarValue::Utf8(Some(s))
+            | ScalarValue::LargeUtf8(Some(s))
+            | ScalarValue::Utf8View(Some(s)) => s.clone(),
             _ => return Some((index, Vec::new())),
         };
         match member(&dt, &name) {
@@ -108,7 +123,10 @@ fn field_chain(expr: &Arc<dyn PhysicalExpr>, schema: &Schema) -> Option<(usize, 
 
 fn member(dt: &DataType, name: &str) -> Option<DataType> {
     match dt {
-        DataType::Struct(fields) => fields.iter().find(|f| f.name() == name).map(|f| f.data_type().clone()),
+        DataType::Struct(fields) => fields
+            .iter()
+            .find(|f| f.name() == name)
+            .map(|f| f.data_type().clone()),
         _ => None,
     }
 }
@@ -119,14 +137,21 @@ mod tests {
     use arrow_schema::{Field, Fields};
 
     fn schema() -> Schema {
-        let s = DataType::Struct(Fields::from(vec![Field::new("a", DataType::Int32, false), Field::new("b", DataType::Float32, false)]));
-        Schema::new(vec![Field::new("x", DataType::Int32, false), Field::new("s", s, false)])
+        let s = DataType::Struct(Fields::from(vec![
+            Field::new("a", DataType::Int32, false),
+            Field::new("b", DataType::Float32, false),
+        ]));
+        Schema::new(vec![
+            Field::new("x", DataType::Int32, false),
+            Field::new("s", s, false),
+        ])
     }
 
     #[test]
     fn plain_columns_are_read_whole() {
         let schema = schema();
-        let exprs: Vec<Arc<dyn PhysicalExpr>> = vec![Arc::new(Column::new("s", 1)), Arc::new(Column::new("x", 0))];
+        let exprs: Vec<Arc<dyn PhysicalExpr>> =
+            vec![Arc::new(Column::new("s", 1)), Arc::new(Column::new("x", 0))];
         assert_eq!(reader_paths(&schema, &[0, 1], &exprs), vec!["x", "s"]);
     }
 }

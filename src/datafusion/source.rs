@@ -15,10 +15,10 @@ use datafusion::common::config::ConfigOptions;
 use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::Statistics;
+use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileGroup, FileOpener, FileScanConfig, FileSource};
 use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
 use datafusion::datasource::table_schema::TableSchema;
-use datafusion::datasource::listing::PartitionedFile;
 use datafusion::error::Result;
 use datafusion::physical_expr::utils::conjunction;
 use datafusion::physical_expr::{LexOrdering, PhysicalExpr};
@@ -49,7 +49,11 @@ pub struct RNTupleSource {
 }
 
 impl RNTupleSource {
-    pub(crate) fn new(table_schema: TableSchema, options: RNTupleReadOptions, cache: Arc<MetadataCache>) -> Self {
+    pub(crate) fn new(
+        table_schema: TableSchema,
+        options: RNTupleReadOptions,
+        cache: Arc<MetadataCache>,
+    ) -> Self {
         Self {
             projection: SplitProjection::unprojected(&table_schema),
             table_schema,
@@ -63,8 +67,17 @@ impl RNTupleSource {
 
     /// The field paths the reader reads (`Jet.pt` for `get_field(Jet, 'pt')`).
     pub fn reader_paths(&self) -> Vec<String> {
-        let exprs: Vec<_> = self.projection.source.iter().map(|p| p.expr.clone()).collect();
-        reader_paths(self.table_schema.file_schema(), &self.projection.file_indices, &exprs)
+        let exprs: Vec<_> = self
+            .projection
+            .source
+            .iter()
+            .map(|p| p.expr.clone())
+            .collect();
+        reader_paths(
+            self.table_schema.file_schema(),
+            &self.projection.file_indices,
+            &exprs,
+        )
     }
 }
 
@@ -86,11 +99,18 @@ struct Unit {
 }
 
 impl FileSource for RNTupleSource {
-    fn create_file_opener(&self, object_store: Arc<dyn ObjectStore>, base_config: &FileScanConfig, partition: usize) -> Result<Arc<dyn FileOpener>> {
+    fn create_file_opener(
+        &self,
+        object_store: Arc<dyn ObjectStore>,
+        base_config: &FileScanConfig,
+        partition: usize,
+    ) -> Result<Arc<dyn FileOpener>> {
         let file_schema = self.table_schema.file_schema().clone();
         let pruning = match (&self.predicate, self.options.use_index) {
             #[allow(deprecated)]
-            (Some(p), true) => PruningPredicate::try_new(p.clone(), file_schema.clone()).ok().map(Arc::new),
+            (Some(p), true) => PruningPredicate::try_new(p.clone(), file_schema.clone())
+                .ok()
+                .map(Arc::new),
             _ => None,
         };
         let opener = RNTupleOpener::new(
@@ -163,7 +183,8 @@ impl FileSource for RNTupleSource {
         config: &FileScanConfig,
     ) -> Result<Option<FileScanConfig>> {
         let _ = output_ordering; // pieces keep entry order within a partition either way
-        let files: Vec<&PartitionedFile> = config.file_groups.iter().flat_map(|g| g.iter()).collect();
+        let files: Vec<&PartitionedFile> =
+            config.file_groups.iter().flat_map(|g| g.iter()).collect();
         let paths = self.reader_paths();
         let mut units = Vec::new();
         for (fi, file) in files.iter().enumerate() {
@@ -180,7 +201,11 @@ impl FileSource for RNTupleSource {
                     ranges.iter().map(|r| r.end - r.start).sum::<u64>()
                 });
                 let position = meta.positions.get(ci).copied().unwrap_or(0) as i64;
-                units.push(Unit { file: fi, position, weight: weight + 1 });
+                units.push(Unit {
+                    file: fi,
+                    position,
+                    weight: weight + 1,
+                });
             }
         }
         let total: u64 = units.iter().map(|u| u.weight).sum();
@@ -197,11 +222,17 @@ impl FileSource for RNTupleSource {
             let file = units[at].file;
             let first_in_file = at == 0 || units[at - 1].file != file;
             let mut end = at;
-            while end < units.len() && units[end].file == file && (end == at || filled < per_partition || groups.len() >= target_partitions) {
+            while end < units.len()
+                && units[end].file == file
+                && (end == at || filled < per_partition || groups.len() >= target_partitions)
+            {
                 filled += units[end].weight;
                 end += 1;
             }
-            let next = units.get(end).filter(|u| u.file == file).map(|u| u.position);
+            let next = units
+                .get(end)
+                .filter(|u| u.file == file)
+                .map(|u| u.position);
             if let (Some(pf), Some(group)) = (files.get(file), groups.last_mut()) {
                 if let Some(meta) = pf.extension::<Arc<NTupleMeta>>() {
                     let start = (!first_in_file).then_some(units[at].position);
@@ -226,8 +257,13 @@ impl FileSource for RNTupleSource {
         let file_groups: Vec<FileGroup> = groups
             .into_iter()
             .map(|files| {
-                let rows: usize = files.iter().filter_map(|f| f.statistics.as_ref()).filter_map(|s| s.num_rows.get_value().copied()).sum();
-                let stats = Statistics::new_unknown(self.table_schema.table_schema()).with_num_rows(Precision::Exact(rows));
+                let rows: usize = files
+                    .iter()
+                    .filter_map(|f| f.statistics.as_ref())
+                    .filter_map(|s| s.num_rows.get_value().copied())
+                    .sum();
+                let stats = Statistics::new_unknown(self.table_schema.table_schema())
+                    .with_num_rows(Precision::Exact(rows));
                 FileGroup::new(files).with_statistics(Arc::new(stats))
             })
             .collect();
@@ -236,26 +272,44 @@ impl FileSource for RNTupleSource {
         Ok(Some(out))
     }
 
-    fn try_pushdown_filters(&self, filters: Vec<Arc<dyn PhysicalExpr>>, _config: &ConfigOptions) -> Result<FilterPushdownPropagation<Arc<dyn FileSource>>> {
+    fn try_pushdown_filters(
+        &self,
+        filters: Vec<Arc<dyn PhysicalExpr>>,
+        _config: &ConfigOptions,
+    ) -> Result<FilterPushdownPropagation<Arc<dyn FileSource>>> {
         // The filters only skip clusters (an Inexact pushdown): the rows of
         // the clusters read are still filtered above the scan.
         let verdict = vec![PushedDown::No; filters.len()];
         if !self.options.use_index || filters.is_empty() {
-            return Ok(FilterPushdownPropagation::with_parent_pushdown_result(verdict));
+            return Ok(FilterPushdownPropagation::with_parent_pushdown_result(
+                verdict,
+            ));
         }
         let mut source = self.clone();
         let all = self.predicate.iter().cloned().chain(filters);
         source.predicate = Some(conjunction(all));
-        Ok(FilterPushdownPropagation::with_parent_pushdown_result(verdict).with_updated_node(Arc::new(source) as Arc<dyn FileSource>))
+        Ok(
+            FilterPushdownPropagation::with_parent_pushdown_result(verdict)
+                .with_updated_node(Arc::new(source) as Arc<dyn FileSource>),
+        )
     }
 
-    fn try_pushdown_projection(&self, projection: &ProjectionExprs) -> Result<Option<Arc<dyn FileSource>>> {
+    fn try_pushdown_projection(
+        &self,
+        projection: &ProjectionExprs,
+    ) -> Result<Option<Arc<dyn FileSource>>> {
         let mut source = self.clone();
-        source.projection = SplitProjection::new(self.table_schema.file_schema(), &self.projection.source.try_merge(projection)?);
+        source.projection = SplitProjection::new(
+            self.table_schema.file_schema(),
+            &self.projection.source.try_merge(projection)?,
+        );
         Ok(Some(Arc::new(source)))
     }
 
-    fn apply_expressions(&self, f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>) -> Result<TreeNodeRecursion> {
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
         for p in self.projection.source.iter() {
             if f(&p.expr)? == TreeNodeRecursion::Stop {
                 return Ok(TreeNodeRecursion::Stop);
@@ -272,7 +326,13 @@ impl FileSource for RNTupleSource {
 
 /// The part of `file` from byte `start` (its own start when `None`) to
 /// byte `end` (its own end when `None`), with the statistics of its clusters.
-fn piece(file: &PartitionedFile, meta: &NTupleMeta, start: Option<i64>, end: Option<i64>, source: &RNTupleSource) -> PartitionedFile {
+fn piece(
+    file: &PartitionedFile,
+    meta: &NTupleMeta,
+    start: Option<i64>,
+    end: Option<i64>,
+    source: &RNTupleSource,
+) -> PartitionedFile {
     let (lo, hi) = match &file.range {
         Some(r) => (r.start, r.end),
         None => (0, meta.size as i64),
@@ -282,7 +342,11 @@ fn piece(file: &PartitionedFile, meta: &NTupleMeta, start: Option<i64>, end: Opt
     if start != 0 || end != meta.size as i64 || file.range.is_some() {
         out.range = Some(datafusion::datasource::listing::FileRange { start, end });
     }
-    let stats = index::statistics(meta, source.table_schema.file_schema(), &clusters_of(meta, &out));
+    let stats = index::statistics(
+        meta,
+        source.table_schema.file_schema(),
+        &clusters_of(meta, &out),
+    );
     out.with_statistics(Arc::new(stats))
 }
 
@@ -297,7 +361,8 @@ mod tests {
 
     #[tokio::test]
     async fn cluster_ranges_cover_every_cluster_once() -> Result<()> {
-        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/clusters.root");
+        let path =
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/clusters.root");
         if !path.exists() {
             eprintln!("skipped: {} is absent", path.display());
             return Ok(());
@@ -309,24 +374,40 @@ mod tests {
         let meta = Arc::new(super::super::store::load_ntuple(&store, &object, None, 0).await?);
         let n_clusters = meta.clusters.len();
         assert!(n_clusters > 4);
-        let source = RNTupleSource::new(TableSchema::from_file_schema(meta.schema.clone()), options, Arc::new(MetadataCache::default()));
+        let source = RNTupleSource::new(
+            TableSchema::from_file_schema(meta.schema.clone()),
+            options,
+            Arc::new(MetadataCache::default()),
+        );
         let file = PartitionedFile::new_from_meta(object).with_extension(meta.clone());
-        let config = FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source.clone()))
-            .with_file_groups(vec![FileGroup::new(vec![file])])
-            .build();
+        let config = FileScanConfigBuilder::new(
+            ObjectStoreUrl::local_filesystem(),
+            Arc::new(source.clone()),
+        )
+        .with_file_groups(vec![FileGroup::new(vec![file])])
+        .build();
         for target in [2, 3, 4, 7] {
             let Some(split) = source.repartitioned(target, 0, None, &config)? else {
                 panic!("no split into {target}");
             };
             assert!(split.file_groups.len() <= target && split.file_groups.len() > 1);
-            let mut seen: Vec<usize> = split.file_groups.iter().flat_map(|g| g.iter()).flat_map(|f| clusters_of(&meta, f)).collect();
+            let mut seen: Vec<usize> = split
+                .file_groups
+                .iter()
+                .flat_map(|g| g.iter())
+                .flat_map(|f| clusters_of(&meta, f))
+                .collect();
             seen.sort();
             assert_eq!(seen, (0..n_clusters).collect::<Vec<_>>(), "target {target}");
             let rows: usize = split
                 .file_groups
                 .iter()
                 .flat_map(|g| g.iter())
-                .filter_map(|f| f.statistics.as_ref().and_then(|s| s.num_rows.get_value().copied()))
+                .filter_map(|f| {
+                    f.statistics
+                        .as_ref()
+                        .and_then(|s| s.num_rows.get_value().copied())
+                })
                 .sum();
             assert_eq!(rows as u64, meta.ntuple.n_entries());
         }

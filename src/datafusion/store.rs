@@ -29,10 +29,10 @@ use datafusion::common::{DataFusionError, Result as DfResult};
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore};
 
+use super::RNTupleReadOptions;
 use crate::descriptor::ClusterDescriptor;
 use crate::error::{Error, Result};
 use crate::io::ReadAt;
-use super::RNTupleReadOptions;
 use crate::reader::{RNTuple, RNTupleFile};
 
 /// Bytes fetched from the start and from the end of a larger file.
@@ -57,7 +57,10 @@ pub(crate) struct SparseSource {
 impl fmt::Debug for SparseSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.segments.read().map(|s| s.len()).unwrap_or(0);
-        f.debug_struct("SparseSource").field("len", &self.len).field("segments", &n).finish()
+        f.debug_struct("SparseSource")
+            .field("len", &self.len)
+            .field("segments", &n)
+            .finish()
     }
 }
 
@@ -100,7 +103,10 @@ impl SparseSource {
 
     /// The ranges read but not held since the last call.
     fn take_misses(&self) -> Vec<Range<u64>> {
-        self.misses.lock().map(|mut m| std::mem::take(&mut *m)).unwrap_or_default()
+        self.misses
+            .lock()
+            .map(|mut m| std::mem::take(&mut *m))
+            .unwrap_or_default()
     }
 
     fn held_bytes(&self) -> u64 {
@@ -173,11 +179,20 @@ pub(crate) struct NTupleMeta {
 impl NTupleMeta {
     /// Entries of the clusters with these indices.
     pub fn entries(&self, clusters: &[usize]) -> u64 {
-        clusters.iter().filter_map(|&i| self.clusters.get(i)).map(|c| c.n_entries).sum()
+        clusters
+            .iter()
+            .filter_map(|&i| self.clusters.get(i))
+            .map(|c| c.n_entries)
+            .sum()
     }
 }
 
-async fn fetch_into(store: &Arc<dyn ObjectStore>, location: &Path, source: &SparseSource, ranges: Vec<Range<u64>>) -> DfResult<Vec<(u64, u64)>> {
+async fn fetch_into(
+    store: &Arc<dyn ObjectStore>,
+    location: &Path,
+    source: &SparseSource,
+    ranges: Vec<Range<u64>>,
+) -> DfResult<Vec<(u64, u64)>> {
     if ranges.is_empty() {
         return Ok(Vec::new());
     }
@@ -187,7 +202,12 @@ async fn fetch_into(store: &Arc<dyn ObjectStore>, location: &Path, source: &Spar
 
 /// Opens the RNTuple `name` (or the only one) of `object`, fetching just the
 /// metadata: ROOT file header, directory, anchor, header, footer, page lists.
-pub(crate) async fn load_ntuple(store: &Arc<dyn ObjectStore>, object: &ObjectMeta, name: Option<&str>, whole_file_limit: u64) -> DfResult<NTupleMeta> {
+pub(crate) async fn load_ntuple(
+    store: &Arc<dyn ObjectStore>,
+    object: &ObjectMeta,
+    name: Option<&str>,
+    whole_file_limit: u64,
+) -> DfResult<NTupleMeta> {
     let size = object.size;
     let source = Arc::new(SparseSource::new(size));
     let whole = size <= whole_file_limit;
@@ -201,9 +221,10 @@ pub(crate) async fn load_ntuple(store: &Arc<dyn ObjectStore>, object: &ObjectMet
     for _ in 0..MAX_ROUNDS {
         let src = source.clone();
         let attempt_name = name.clone();
-        let attempt = tokio::task::spawn_blocking(move || open_ntuple(src, attempt_name.as_deref()))
-            .await
-            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let attempt =
+            tokio::task::spawn_blocking(move || open_ntuple(src, attempt_name.as_deref()))
+                .await
+                .map_err(|e| DataFusionError::External(Box::new(e)))?;
         let misses = source.take_misses();
         if misses.is_empty() {
             let (ntuple, clusters) = attempt.map_err(|e| {
@@ -215,7 +236,14 @@ pub(crate) async fn load_ntuple(store: &Arc<dyn ObjectStore>, object: &ObjectMet
             }
             let positions = clusters
                 .iter()
-                .map(|c| c.columns.iter().flat_map(|col| col.pages.iter()).map(|p| p.locator.offset).min().unwrap_or(0))
+                .map(|c| {
+                    c.columns
+                        .iter()
+                        .flat_map(|col| col.pages.iter())
+                        .map(|p| p.locator.offset)
+                        .min()
+                        .unwrap_or(0)
+                })
                 .collect();
             return Ok(NTupleMeta {
                 location: object.location.clone(),
@@ -241,7 +269,10 @@ pub(crate) async fn load_ntuple(store: &Arc<dyn ObjectStore>, object: &ObjectMet
     )))
 }
 
-fn open_ntuple(source: Arc<SparseSource>, name: Option<&str>) -> Result<(RNTuple, Vec<ClusterDescriptor>)> {
+fn open_ntuple(
+    source: Arc<SparseSource>,
+    name: Option<&str>,
+) -> Result<(RNTuple, Vec<ClusterDescriptor>)> {
     let file = RNTupleFile::from_source(source)?;
     let ntuple = file.ntuple(name)?;
     let clusters = ntuple.clusters()?;
@@ -264,7 +295,12 @@ struct CacheKey {
 
 impl MetadataCache {
     /// The metadata of `object`, read on first use (again when the object changed).
-    pub(crate) async fn get(&self, store: &Arc<dyn ObjectStore>, object: &ObjectMeta, options: &RNTupleReadOptions) -> DfResult<Arc<NTupleMeta>> {
+    pub(crate) async fn get(
+        &self,
+        store: &Arc<dyn ObjectStore>,
+        object: &ObjectMeta,
+        options: &RNTupleReadOptions,
+    ) -> DfResult<Arc<NTupleMeta>> {
         let key = CacheKey {
             size: object.size,
             last_modified_us: object.last_modified.timestamp_micros(),
@@ -277,7 +313,13 @@ impl MetadataCache {
                 }
             }
         }
-        let mut meta = load_ntuple(store, object, options.ntuple.as_deref(), options.whole_file_limit).await?;
+        let mut meta = load_ntuple(
+            store,
+            object,
+            options.ntuple.as_deref(),
+            options.whole_file_limit,
+        )
+        .await?;
         if options.use_index {
             meta.index = super::index::load(store, object, &meta).await;
         }
@@ -322,7 +364,12 @@ pub(crate) fn page_ranges(cluster: &ClusterDescriptor, columns: &[u32]) -> (Vec<
 
 /// Fetches the pages of `columns` in cluster `index` of `meta` with one
 /// `get_ranges` call (nothing for a file held whole).
-pub(crate) async fn fetch_cluster(store: &Arc<dyn ObjectStore>, meta: &NTupleMeta, index: usize, columns: &[u32]) -> DfResult<ClusterLease> {
+pub(crate) async fn fetch_cluster(
+    store: &Arc<dyn ObjectStore>,
+    meta: &NTupleMeta,
+    index: usize,
+    columns: &[u32],
+) -> DfResult<ClusterLease> {
     let mut lease = ClusterLease {
         source: meta.source.clone(),
         keys: Vec::new(),
@@ -335,7 +382,10 @@ pub(crate) async fn fetch_cluster(store: &Arc<dyn ObjectStore>, meta: &NTupleMet
         return Ok(lease);
     };
     let (ranges, _) = page_ranges(cluster, columns);
-    let ranges: Vec<_> = coalesce(ranges, COALESCE_GAP).into_iter().map(|r| r.start.min(meta.size)..r.end.min(meta.size)).collect();
+    let ranges: Vec<_> = coalesce(ranges, COALESCE_GAP)
+        .into_iter()
+        .map(|r| r.start.min(meta.size)..r.end.min(meta.size))
+        .collect();
     lease.fetched = ranges.iter().map(|r| r.end - r.start).sum();
     lease.keys = fetch_into(store, &meta.location, &meta.source, ranges).await?;
     Ok(lease)
@@ -343,12 +393,19 @@ pub(crate) async fn fetch_cluster(store: &Arc<dyn ObjectStore>, meta: &NTupleMet
 
 /// Fetches what a failed decode missed (pages split over several keys);
 /// returns false when nothing was missed, so the failure is real.
-pub(crate) async fn fetch_misses(store: &Arc<dyn ObjectStore>, meta: &NTupleMeta, lease: &mut ClusterLease) -> DfResult<bool> {
+pub(crate) async fn fetch_misses(
+    store: &Arc<dyn ObjectStore>,
+    meta: &NTupleMeta,
+    lease: &mut ClusterLease,
+) -> DfResult<bool> {
     let misses = meta.source.take_misses();
     if misses.is_empty() {
         return Ok(false);
     }
-    let ranges: Vec<_> = coalesce(misses, 0).into_iter().map(|r| r.start.min(meta.size)..r.end.min(meta.size)).collect();
+    let ranges: Vec<_> = coalesce(misses, 0)
+        .into_iter()
+        .map(|r| r.start.min(meta.size)..r.end.min(meta.size))
+        .collect();
     lease.fetched += ranges.iter().map(|r| r.end - r.start).sum::<u64>();
     let keys = fetch_into(store, &meta.location, &meta.source, ranges).await?;
     lease.keys.extend(keys);

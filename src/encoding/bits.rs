@@ -77,7 +77,11 @@ impl BitVec {
 
     /// The bits in order.
     pub fn iter(&self) -> impl Iterator<Item = bool> + '_ {
-        (0..self.len).map(|i| self.bytes.get(i / 8).is_some_and(|byte| byte >> (i % 8) & 1 == 1))
+        (0..self.len).map(|i| {
+            self.bytes
+                .get(i / 8)
+                .is_some_and(|byte| byte >> (i % 8) & 1 == 1)
+        })
     }
 
     /// Makes room for `additional` more bits.
@@ -238,18 +242,35 @@ mod tests {
     fn worked_examples() {
         assert_eq!(packed(&[1, 0, 1, 1, 0, 0, 0, 0, 1], 1), [0x0D, 0x01]);
         assert_eq!(packed(&[0xABC, 0x123], 12), [0xBC, 0x3A, 0x12]);
-        assert_eq!(unpack(&[0xBC, 0x3A, 0x12], 2, 12).collect::<Vec<_>>(), [0xABC, 0x123]);
+        assert_eq!(
+            unpack(&[0xBC, 0x3A, 0x12], 2, 12).collect::<Vec<_>>(),
+            [0xABC, 0x123]
+        );
     }
 
     #[test]
     fn every_width_round_trips() {
         for bits in 1..=32u32 {
-            let mask = if bits == 32 { u32::MAX } else { (1 << bits) - 1 };
+            let mask = if bits == 32 {
+                u32::MAX
+            } else {
+                (1 << bits) - 1
+            };
             for n in [0usize, 1, 2, 7, 8, 9, 63, 64, 65, 200] {
-                let items: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9E37_79B9) & mask).collect();
+                let items: Vec<u32> = (0..n as u32)
+                    .map(|i| i.wrapping_mul(0x9E37_79B9) & mask)
+                    .collect();
                 let bytes = packed(&items, bits);
-                assert_eq!(bytes.len(), (n * bits as usize).div_ceil(8), "bits {bits} n {n}");
-                assert_eq!(unpack(&bytes, n, bits).collect::<Vec<_>>(), items, "bits {bits} n {n}");
+                assert_eq!(
+                    bytes.len(),
+                    (n * bits as usize).div_ceil(8),
+                    "bits {bits} n {n}"
+                );
+                assert_eq!(
+                    unpack(&bytes, n, bits).collect::<Vec<_>>(),
+                    items,
+                    "bits {bits} n {n}"
+                );
             }
         }
     }

@@ -98,7 +98,10 @@ impl ColumnCoding {
     /// Checks the type and width, and that a page of `n` elements is `len` bytes.
     fn check_page(&self, len: usize, n: usize, offset: u64) -> Result<()> {
         let Some((lo, hi)) = self.column_type.bits_range() else {
-            return Err(Error::unsupported(format!("column type {}", self.column_type)));
+            return Err(Error::unsupported(format!(
+                "column type {}",
+                self.column_type
+            )));
         };
         let bits = self.bits_on_storage;
         if !(lo..=hi).contains(&bits) {
@@ -227,7 +230,9 @@ fn for_each<S: NativeType>(split: bool, src: &[u8], n: usize, f: impl FnMut(&[S]
 /// Appends the page's `S` values, cast to `T`.
 #[inline]
 fn cast_values<S: NativeType, T: NativeType>(split: bool, src: &[u8], n: usize, out: &mut Vec<T>) {
-    for_each::<S>(split, src, n, |block| out.extend(block.iter().map(|&s| s.cast::<T>())));
+    for_each::<S>(split, src, n, |block| {
+        out.extend(block.iter().map(|&s| s.cast::<T>()))
+    });
 }
 
 /// Appends the page's zigzag-coded values, cast to `T`.
@@ -285,7 +290,9 @@ pub fn decode_values<T: NativeType>(
         C::Real32 | C::SplitReal32 => cast_values::<f32, T>(split, src, n, out),
         C::Real64 | C::SplitReal64 => cast_values::<f64, T>(split, src, n, out),
         C::Real32Trunc => {
-            out.extend(bits::unpack(src, n, bits).map(|item| T::from_f32(real::trunc_to_f32(item, bits))));
+            out.extend(
+                bits::unpack(src, n, bits).map(|item| T::from_f32(real::trunc_to_f32(item, bits))),
+            );
         }
         C::Real32Quant => {
             let q = coding.quantizer(offset)?;
@@ -300,7 +307,13 @@ pub fn decode_values<T: NativeType>(
 /// (Split)Index32 or (Split)Index64 column and appends them to `out`.
 /// The split kinds are delta-coded, summed from zero within the page, in
 /// the column's width. `offset` is the page's file offset, for errors.
-pub fn decode_index(coding: &ColumnCoding, src: &[u8], n: usize, offset: u64, out: &mut Vec<u64>) -> Result<()> {
+pub fn decode_index(
+    coding: &ColumnCoding,
+    src: &[u8],
+    n: usize,
+    offset: u64,
+    out: &mut Vec<u64>,
+) -> Result<()> {
     use ColumnType as C;
     coding.check_page(src.len(), n, offset)?;
     fn sum<S: Delta>(src: &[u8], n: usize, out: &mut Vec<u64>) {
@@ -310,7 +323,9 @@ pub fn decode_index(coding: &ColumnCoding, src: &[u8], n: usize, offset: u64, ou
     match coding.column_type {
         C::Index32 => {
             out.reserve(n);
-            plain::for_each_block::<u32>(src, |block| out.extend(block.iter().map(|&v| u64::from(v))));
+            plain::for_each_block::<u32>(src, |block| {
+                out.extend(block.iter().map(|&v| u64::from(v)))
+            });
         }
         C::Index64 => {
             out.reserve(n);
@@ -353,12 +368,20 @@ pub fn decode_switch(
 /// Decodes the `n` booleans of one page `src` and appends them to `out`:
 /// the bits of a Bit column, or "not zero" for an integer or Char column.
 /// `offset` is the page's file offset, for errors.
-pub fn decode_bits(coding: &ColumnCoding, src: &[u8], n: usize, offset: u64, out: &mut BitVec) -> Result<()> {
+pub fn decode_bits(
+    coding: &ColumnCoding,
+    src: &[u8],
+    n: usize,
+    offset: u64,
+    out: &mut BitVec,
+) -> Result<()> {
     use ColumnType as C;
     coding.check_page(src.len(), n, offset)?;
     fn nonzero<S: NativeType>(split: bool, src: &[u8], n: usize, out: &mut BitVec) {
         out.reserve(n);
-        for_each::<S>(split, src, n, |block| out.extend(block.iter().map(|s| s.is_nonzero())));
+        for_each::<S>(split, src, n, |block| {
+            out.extend(block.iter().map(|s| s.is_nonzero()))
+        });
     }
     // Zigzag maps zero to zero, so the stored codes tell zero apart as well.
     let split = coding.is_split();
@@ -388,7 +411,11 @@ fn put<S: NativeType>(split: bool, values: impl Iterator<Item = S> + Clone, out:
 ///
 /// Fails with [`Error::InvalidArgument`] for a value outside the range of a
 /// Real32Quant column, as ROOT does.
-pub fn encode_values<T: NativeType>(coding: &ColumnCoding, values: &[T], out: &mut Vec<u8>) -> Result<()> {
+pub fn encode_values<T: NativeType>(
+    coding: &ColumnCoding,
+    values: &[T],
+    out: &mut Vec<u8>,
+) -> Result<()> {
     use ColumnType as C;
     coding.check_page(coding.page_len(values.len()).unwrap_or(0), values.len(), 0)?;
     if !can_decode_as::<T>(coding.column_type) {
@@ -410,14 +437,32 @@ pub fn encode_values<T: NativeType>(coding: &ColumnCoding, values: &[T], out: &m
         C::UInt32 | C::SplitUInt32 => put(split, values.iter().map(|v| v.cast::<u32>()), out),
         C::Int64 => put(false, values.iter().map(|v| v.cast::<i64>()), out),
         C::UInt64 | C::SplitUInt64 => put(split, values.iter().map(|v| v.cast::<u64>()), out),
-        C::SplitInt16 => put(true, values.iter().map(|v| u16::encode(v.cast::<i16>())), out),
-        C::SplitInt32 => put(true, values.iter().map(|v| u32::encode(v.cast::<i32>())), out),
-        C::SplitInt64 => put(true, values.iter().map(|v| u64::encode(v.cast::<i64>())), out),
-        C::Real16 | C::SplitReal16 => put(split, values.iter().map(|v| real::f32_to_half(v.cast::<f32>())), out),
+        C::SplitInt16 => put(
+            true,
+            values.iter().map(|v| u16::encode(v.cast::<i16>())),
+            out,
+        ),
+        C::SplitInt32 => put(
+            true,
+            values.iter().map(|v| u32::encode(v.cast::<i32>())),
+            out,
+        ),
+        C::SplitInt64 => put(
+            true,
+            values.iter().map(|v| u64::encode(v.cast::<i64>())),
+            out,
+        ),
+        C::Real16 | C::SplitReal16 => put(
+            split,
+            values.iter().map(|v| real::f32_to_half(v.cast::<f32>())),
+            out,
+        ),
         C::Real32 | C::SplitReal32 => put(split, values.iter().map(|v| v.cast::<f32>()), out),
         C::Real64 | C::SplitReal64 => put(split, values.iter().map(|v| v.cast::<f64>()), out),
         C::Real32Trunc => bits::pack(
-            values.iter().map(|v| real::f32_to_trunc(v.cast::<f32>(), bits)),
+            values
+                .iter()
+                .map(|v| real::f32_to_trunc(v.cast::<f32>(), bits)),
             bits,
             out,
         ),
@@ -435,7 +480,12 @@ pub fn encode_values<T: NativeType>(coding: &ColumnCoding, values: &[T], out: &m
             }
             bits::pack(items.into_iter(), bits, out);
         }
-        other => return Err(Error::unsupported(format!("writing {} as a {other} column", T::NAME))),
+        other => {
+            return Err(Error::unsupported(format!(
+                "writing {} as a {other} column",
+                T::NAME
+            )))
+        }
     }
     Ok(())
 }
@@ -444,7 +494,11 @@ pub fn encode_values<T: NativeType>(coding: &ColumnCoding, values: &[T], out: &m
 /// column; the inverse of [`decode_index`]. Index32 keeps the low 32 bits.
 pub fn encode_index(coding: &ColumnCoding, offsets: &[u64], out: &mut Vec<u8>) -> Result<()> {
     use ColumnType as C;
-    coding.check_page(coding.page_len(offsets.len()).unwrap_or(0), offsets.len(), 0)?;
+    coding.check_page(
+        coding.page_len(offsets.len()).unwrap_or(0),
+        offsets.len(),
+        0,
+    )?;
     match coding.column_type {
         C::Index32 => plain::encode(offsets.iter().map(|&v| v as u32), out),
         C::Index64 => plain::encode(offsets.iter().copied(), out),
@@ -453,7 +507,11 @@ pub fn encode_index(coding: &ColumnCoding, offsets: &[u64], out: &mut Vec<u8>) -
             split::encode(delta::deltas(&narrow), out);
         }
         C::SplitIndex64 => split::encode(delta::deltas(offsets), out),
-        other => return Err(Error::unsupported(format!("writing offsets as a {other} column"))),
+        other => {
+            return Err(Error::unsupported(format!(
+                "writing offsets as a {other} column"
+            )))
+        }
     }
     Ok(())
 }

@@ -18,7 +18,9 @@ mod sealed {
 ///
 /// The trait is sealed; its methods serve the decoders and are not meant to
 /// be called by users.
-pub trait NativeType: Copy + Default + PartialEq + fmt::Debug + Send + Sync + 'static + sealed::Sealed {
+pub trait NativeType:
+    Copy + Default + PartialEq + fmt::Debug + Send + Sync + 'static + sealed::Sealed
+{
     /// The little-endian bytes of a value, `[u8; SIZE]`.
     type Bytes: Copy + Default + AsRef<[u8]> + AsMut<[u8]>;
     /// Size in bytes.
@@ -197,7 +199,10 @@ mod tests {
         assert_eq!(i8::from_word(0xFF), -1);
         assert_eq!(i64::from_word(u64::MAX), -1);
         assert_eq!(f32::from_word(0x3F80_0000).to_bits(), 0x3F80_0000);
-        assert_eq!(f64::from_word(0x7FF4_0000_0000_0001).to_bits(), 0x7FF4_0000_0000_0001);
+        assert_eq!(
+            f64::from_word(0x7FF4_0000_0000_0001).to_bits(),
+            0x7FF4_0000_0000_0001
+        );
     }
 
     #[test]

@@ -77,7 +77,9 @@ mod tests {
 
     #[test]
     fn blocks_cover_long_and_empty_input() {
-        let values: Vec<u64> = (0..(BLOCK as u64 * 3 + 5)).map(|i| i * 0x0101_0101_0101).collect();
+        let values: Vec<u64> = (0..(BLOCK as u64 * 3 + 5))
+            .map(|i| i * 0x0101_0101_0101)
+            .collect();
         let mut bytes = Vec::new();
         encode(values.iter().copied(), &mut bytes);
         assert_eq!(collect::<u64>(&bytes), values);

@@ -158,8 +158,14 @@ mod tests {
         // The cut mantissa bits read as zero: truncation toward zero.
         let x = f32::from_bits(0x3FAB_CDEF);
         assert_eq!(trunc_to_f32(f32_to_trunc(x, 16), 16).to_bits(), 0x3FAB_0000);
-        assert_eq!(trunc_to_f32(f32_to_trunc(-0.0, 10), 10).to_bits(), 0x8000_0000);
-        assert_eq!(trunc_to_f32(f32_to_trunc(f32::INFINITY, 10), 10), f32::INFINITY);
+        assert_eq!(
+            trunc_to_f32(f32_to_trunc(-0.0, 10), 10).to_bits(),
+            0x8000_0000
+        );
+        assert_eq!(
+            trunc_to_f32(f32_to_trunc(f32::INFINITY, 10), 10),
+            f32::INFINITY
+        );
         assert!(trunc_to_f32(f32_to_trunc(f32::NAN, 10), 10).is_nan());
         assert_eq!(trunc_to_f32(f32_to_trunc(x, 31), 31).to_bits(), 0x3FAB_CDEE);
     }

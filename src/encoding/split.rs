@@ -124,14 +124,22 @@ mod tests {
     #[test]
     fn worked_examples() {
         assert_eq!(split(&[0x0102u16, 0x0304]), [0x02, 0x04, 0x01, 0x03]);
-        assert_eq!(collect::<u16>(&[0x02, 0x04, 0x01, 0x03], 2), [0x0102, 0x0304]);
-        assert_eq!(split(&[1.0f32, 2.0]), [0x00, 0x00, 0x00, 0x00, 0x80, 0x00, 0x3F, 0x40]);
+        assert_eq!(
+            collect::<u16>(&[0x02, 0x04, 0x01, 0x03], 2),
+            [0x0102, 0x0304]
+        );
+        assert_eq!(
+            split(&[1.0f32, 2.0]),
+            [0x00, 0x00, 0x00, 0x00, 0x80, 0x00, 0x3F, 0x40]
+        );
     }
 
     #[test]
     fn round_trips_across_block_edges() {
         for n in [0, 1, 2, 3, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 7] {
-            let values: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+            let values: Vec<u64> = (0..n as u64)
+                .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .collect();
             assert_eq!(collect::<u64>(&split(&values), n), values, "n = {n}");
             let values: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
             assert_eq!(collect::<u32>(&split(&values), n), values, "n = {n}");
@@ -142,8 +150,9 @@ mod tests {
 
     #[test]
     fn transpose_of_an_8x8_byte_matrix() {
-        let mut rows: [u64; 8] =
-            std::array::from_fn(|r| u64::from_le_bytes(std::array::from_fn(|c| (16 * r + c) as u8)));
+        let mut rows: [u64; 8] = std::array::from_fn(|r| {
+            u64::from_le_bytes(std::array::from_fn(|c| (16 * r + c) as u8))
+        });
         transpose8x8(&mut rows);
         for (r, row) in rows.iter().enumerate() {
             assert_eq!(

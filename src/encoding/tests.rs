@@ -52,13 +52,22 @@ fn values<T: NativeType>(coding: &ColumnCoding, page: &[u8], n: usize) -> Result
 
 /// Decodes the page as each native type; the names of those that worked.
 fn readable_as(coding: &ColumnCoding, page: &[u8], n: usize) -> Vec<&'static str> {
-    fn one<T: NativeType>(coding: &ColumnCoding, page: &[u8], n: usize, ok: &mut Vec<&'static str>) {
+    fn one<T: NativeType>(
+        coding: &ColumnCoding,
+        page: &[u8],
+        n: usize,
+        ok: &mut Vec<&'static str>,
+    ) {
         match values::<T>(coding, page, n) {
             Ok(v) => {
                 assert_eq!(v.len(), n);
                 ok.push(T::NAME);
             }
-            Err(e) => assert!(matches!(e, Error::Unsupported { .. }), "{}: {e}", coding.column_type),
+            Err(e) => assert!(
+                matches!(e, Error::Unsupported { .. }),
+                "{}: {e}",
+                coding.column_type
+            ),
         }
     }
     let mut ok = Vec::new();
@@ -118,7 +127,8 @@ fn every_column_type_through_every_decoder() {
 
             let mut bits = BitVec::new();
             let r = decode_bits(&c, &page, n, 0, &mut bits);
-            let bool_readable = matches!(column_type, C::Bit | C::Char | C::Int8 | C::UInt8) || is_integer(column_type);
+            let bool_readable = matches!(column_type, C::Bit | C::Char | C::Int8 | C::UInt8)
+                || is_integer(column_type);
             assert_eq!(r.is_ok(), bool_readable, "{column_type}");
             if bool_readable {
                 assert_eq!(bits.len(), n);
@@ -142,7 +152,8 @@ fn wrong_page_sizes_are_malformed() {
                 cases.push(shorter);
             }
             for bad in cases {
-                let malformed = |r: Result<()>| matches!(r, Err(Error::Malformed { offset: 42, .. }));
+                let malformed =
+                    |r: Result<()>| matches!(r, Err(Error::Malformed { offset: 42, .. }));
                 assert!(
                     malformed(decode_values::<f64>(&c, &bad, n, 42, &mut Vec::new())),
                     "{column_type}"
@@ -178,9 +189,15 @@ fn huge_element_counts_fail_without_panicking() {
         let c = coding(column_type);
         for n in [usize::MAX, usize::MAX / 8, usize::MAX / 12 + 1] {
             let r = decode_values::<f64>(&c, &[0; 16], n, 0, &mut Vec::new());
-            assert!(matches!(r, Err(Error::Malformed { .. })), "{column_type} n {n}");
+            assert!(
+                matches!(r, Err(Error::Malformed { .. })),
+                "{column_type} n {n}"
+            );
             let r = decode_values::<u8>(&c, &[0; 16], n, 0, &mut Vec::new());
-            assert!(matches!(r, Err(Error::Malformed { .. })), "{column_type} n {n}");
+            assert!(
+                matches!(r, Err(Error::Malformed { .. })),
+                "{column_type} n {n}"
+            );
         }
     }
 }
@@ -219,7 +236,10 @@ fn widths_outside_the_type_are_malformed() {
     ];
     for c in bad {
         let r = decode_values::<f32>(&c, &[0; 8], 2, 7, &mut Vec::new());
-        assert!(matches!(r, Err(Error::Malformed { offset: 7, .. })), "{c:?}");
+        assert!(
+            matches!(r, Err(Error::Malformed { offset: 7, .. })),
+            "{c:?}"
+        );
     }
 }
 
@@ -295,7 +315,11 @@ fn integers_round_trip_and_cast_like_static_cast() {
         vec![i16::MIN, i16::MIN + 1, -1, 0, 1, i16::MAX - 1, i16::MAX]
     );
     check_int_column!(C::SplitUInt16, u16, vec![0, 1, 0x0102, 0x0304, u16::MAX]);
-    check_int_column!(C::Int32, i32, vec![i32::MIN, -70000, -1, 0, 70000, i32::MAX]);
+    check_int_column!(
+        C::Int32,
+        i32,
+        vec![i32::MIN, -70000, -1, 0, 70000, i32::MAX]
+    );
     check_int_column!(C::UInt32, u32, vec![0, 1, 70000, 0x8000_0000, u32::MAX]);
     check_int_column!(C::SplitInt32, i32, vec![i32::MIN, -1, 0, 1, i32::MAX]);
     check_int_column!(C::SplitUInt32, u32, vec![0, 0xDEAD_BEEF, u32::MAX]);
@@ -306,7 +330,11 @@ fn integers_round_trip_and_cast_like_static_cast() {
         i64,
         vec![i64::MIN, i64::MIN + 1, -1, 0, 1, i64::MAX - 1, i64::MAX]
     );
-    check_int_column!(C::SplitUInt64, u64, vec![0, 0x0102_0304_0506_0708, u64::MAX]);
+    check_int_column!(
+        C::SplitUInt64,
+        u64,
+        vec![0, 0x0102_0304_0506_0708, u64::MAX]
+    );
     // Odd lengths across the block size.
     check_int_column!(
         C::SplitInt32,
@@ -321,7 +349,10 @@ fn integers_round_trip_and_cast_like_static_cast() {
 fn hand_built_split_zigzag_page() {
     // SplitInt16 [1, -2]: zigzag codes 2 and 3, split: low bytes, then high bytes.
     let c = ColumnCoding::new(C::SplitInt16);
-    assert_eq!(values_or_panic::<i16>(&c, &[0x02, 0x03, 0x00, 0x00], 2), [1, -2]);
+    assert_eq!(
+        values_or_panic::<i16>(&c, &[0x02, 0x03, 0x00, 0x00], 2),
+        [1, -2]
+    );
     // SplitUInt16 [0x0102, 0x0304] is 02 04 01 03.
     let c = ColumnCoding::new(C::SplitUInt16);
     assert_eq!(
@@ -397,7 +428,10 @@ fn reals_keep_their_bits() {
     for column_type in [C::Real64, C::SplitReal64] {
         let c = coding(column_type);
         let back: Vec<f64> = round_trip(&c, &specials64);
-        assert_eq!(bits_of(&back, f64::to_bits), bits_of(&specials64, f64::to_bits));
+        assert_eq!(
+            bits_of(&back, f64::to_bits),
+            bits_of(&specials64, f64::to_bits)
+        );
         let narrow: Vec<f32> = round_trip(&c, &specials64);
         for (n, v) in narrow.iter().zip(&specials64) {
             assert!(
@@ -429,7 +463,10 @@ fn real16_columns() {
             bits_of(&values, |v| v.to_bits().into())
         );
         let wide: Vec<f64> = round_trip(&c, &values);
-        assert_eq!(wide, values.iter().map(|&v| f64::from(v)).collect::<Vec<_>>());
+        assert_eq!(
+            wide,
+            values.iter().map(|&v| f64::from(v)).collect::<Vec<_>>()
+        );
         let nan: Vec<f32> = round_trip(&c, &[f32::NAN]);
         assert!(nan[0].is_nan());
     }
@@ -464,21 +501,37 @@ fn real32_trunc_columns() {
         let c = ColumnCoding::new(C::Real32Trunc).with_bits_on_storage(bits);
         let keep = u32::MAX << (32 - bits);
         let back: Vec<f32> = round_trip(&c, &values);
-        let expected: Vec<u64> = values.iter().map(|v| u64::from(v.to_bits() & keep)).collect();
-        assert_eq!(bits_of(&back, |v| v.to_bits().into()), expected, "bits {bits}");
+        let expected: Vec<u64> = values
+            .iter()
+            .map(|v| u64::from(v.to_bits() & keep))
+            .collect();
+        assert_eq!(
+            bits_of(&back, |v| v.to_bits().into()),
+            expected,
+            "bits {bits}"
+        );
         // A double field reads the float, widened.
         let doubles: Vec<f64> = values.iter().map(|&v| f64::from(v)).collect();
         let wide: Vec<f64> = round_trip(&c, &doubles);
         for (w, e) in wide.iter().zip(&back) {
-            assert!(w.is_nan() && e.is_nan() || *w == f64::from(*e), "bits {bits}");
+            assert!(
+                w.is_nan() && e.is_nan() || *w == f64::from(*e),
+                "bits {bits}"
+            );
         }
     }
     // Hand-built, 16 bits: 1.5 = 0x3FC0_0000 and -2.0 = 0xC000_0000 keep 0x3FC0 and 0xC000.
     let c = ColumnCoding::new(C::Real32Trunc).with_bits_on_storage(16);
-    assert_eq!(values_or_panic::<f32>(&c, &[0xC0, 0x3F, 0x00, 0xC0], 2), [1.5, -2.0]);
+    assert_eq!(
+        values_or_panic::<f32>(&c, &[0xC0, 0x3F, 0x00, 0xC0], 2),
+        [1.5, -2.0]
+    );
     // 10 bits: 1.0 = 0x3F80_0000 keeps 0x0FE; two of them fill 20 bits: FE F8 03.
     let c = ColumnCoding::new(C::Real32Trunc).with_bits_on_storage(10);
-    assert_eq!(values_or_panic::<f32>(&c, &[0xFE, 0xF8, 0x03], 2), [1.0, 1.0]);
+    assert_eq!(
+        values_or_panic::<f32>(&c, &[0xFE, 0xF8, 0x03], 2),
+        [1.0, 1.0]
+    );
 }
 
 /// ROOT's reading of a quantised value, written out independently.
@@ -524,7 +577,9 @@ fn real32_quant_matches_root_formula() {
         }
         // Encoding, then decoding, lands within half a step.
         let step = (max - min) / top as f64;
-        let originals: Vec<f64> = (0..50).map(|i| min + (max - min) * i as f64 / 49.0).collect();
+        let originals: Vec<f64> = (0..50)
+            .map(|i| min + (max - min) * i as f64 / 49.0)
+            .collect();
         let back: Vec<f64> = round_trip(&c, &originals);
         for (b, o) in back.iter().zip(&originals) {
             assert!(
@@ -552,24 +607,24 @@ fn real32_quant_matches_root_6_40() {
     // (bits, min, max, float written, float ROOT 6.40 reads back), from
     // tests/data/reals.json (fields quant*, written by tests/data/generate.py).
     let cases: [(u16, f64, f64, u32, u32); 21] = [
-        (1, -1.0, 1.0, 0x3f800000, 0x3f800000),              // quant1[0]
-        (1, -1.0, 1.0, 0xbf4ccccd, 0xbf800000),              // quant1[2]
-        (1, -1.0, 1.0, 0x3f7fffde, 0x3f800000),              // quant1[5]
-        (8, 0.0, 1.0, 0x3e800000, 0x3e808081),               // quant8[0]
-        (8, 0.0, 1.0, 0x3f800000, 0x3f800000),               // quant8[2]
-        (8, 0.0, 1.0, 0x3f666666, 0x3f65e5e6),               // quant8[5]
-        (16, -100.0, 100.0, 0xc2c7ffe6, 0xc2c80000),         // quant16[0]
-        (16, -100.0, 100.0, 0xc2c80000, 0xc2c80000),         // quant16[2]
-        (16, -100.0, 100.0, 0xc2a00000, 0xc29fff38),         // quant16[5]
+        (1, -1.0, 1.0, 0x3f800000, 0x3f800000),      // quant1[0]
+        (1, -1.0, 1.0, 0xbf4ccccd, 0xbf800000),      // quant1[2]
+        (1, -1.0, 1.0, 0x3f7fffde, 0x3f800000),      // quant1[5]
+        (8, 0.0, 1.0, 0x3e800000, 0x3e808081),       // quant8[0]
+        (8, 0.0, 1.0, 0x3f800000, 0x3f800000),       // quant8[2]
+        (8, 0.0, 1.0, 0x3f666666, 0x3f65e5e6),       // quant8[5]
+        (16, -100.0, 100.0, 0xc2c7ffe6, 0xc2c80000), // quant16[0]
+        (16, -100.0, 100.0, 0xc2c80000, 0xc2c80000), // quant16[2]
+        (16, -100.0, 100.0, 0xc2a00000, 0xc29fff38), // quant16[5]
         (20, -1000000.0, 1000000.0, 0x00000000, 0x3f74240f), // quant20[0]
         (20, -1000000.0, 1000000.0, 0x49435000, 0x4943500f), // quant20[2]
         (20, -1000000.0, 1000000.0, 0xc97423e0, 0xc97423e1), // quant20[5]
-        (32, -1.0, 1.0, 0xbeaaaaab, 0xbeaaaaab),             // quant32[0]
-        (32, -1.0, 1.0, 0xbf7fffde, 0xbf7fffde),             // quant32[2]
-        (32, -1.0, 1.0, 0x3f800000, 0x3f800000),             // quant32[5]
-        (12, -0.5, 1000.0, 0x42c7199a, 0x42c75826),          // quant12_asym[0]
-        (12, -0.5, 1000.0, 0x43a68000, 0x43a68000),          // quant12_asym[2]
-        (12, -0.5, 1000.0, 0x4379a000, 0x4379afa3),          // quant12_asym[5]
+        (32, -1.0, 1.0, 0xbeaaaaab, 0xbeaaaaab),     // quant32[0]
+        (32, -1.0, 1.0, 0xbf7fffde, 0xbf7fffde),     // quant32[2]
+        (32, -1.0, 1.0, 0x3f800000, 0x3f800000),     // quant32[5]
+        (12, -0.5, 1000.0, 0x42c7199a, 0x42c75826),  // quant12_asym[0]
+        (12, -0.5, 1000.0, 0x43a68000, 0x43a68000),  // quant12_asym[2]
+        (12, -0.5, 1000.0, 0x4379a000, 0x4379afa3),  // quant12_asym[5]
         (
             24,
             9.999999974752427e-07,
@@ -644,8 +699,22 @@ fn index_columns() {
     assert_eq!(out, [u32::MAX as u64, 1]);
     // Each page sums from zero.
     let mut out = Vec::new();
-    decode_index(&coding(C::SplitIndex64), &[5, 0, 0, 0, 0, 0, 0, 0], 1, 0, &mut out).unwrap();
-    decode_index(&coding(C::SplitIndex64), &[5, 0, 0, 0, 0, 0, 0, 0], 1, 0, &mut out).unwrap();
+    decode_index(
+        &coding(C::SplitIndex64),
+        &[5, 0, 0, 0, 0, 0, 0, 0],
+        1,
+        0,
+        &mut out,
+    )
+    .unwrap();
+    decode_index(
+        &coding(C::SplitIndex64),
+        &[5, 0, 0, 0, 0, 0, 0, 0],
+        1,
+        0,
+        &mut out,
+    )
+    .unwrap();
     assert_eq!(out, [5, 5]);
 }
 

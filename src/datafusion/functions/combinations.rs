@@ -15,7 +15,9 @@ use arrow_array::{Array, ArrayRef, Int64Array, ListArray, StructArray};
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, Field, Fields};
 use datafusion::error::{DataFusionError, Result};
-use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
+};
 
 /// The most combinations one row may produce.
 const MAX_PER_ROW: u64 = 1 << 26;
@@ -48,7 +50,11 @@ impl Combinations {
     }
 
     fn fields(&self) -> Fields {
-        ["i", "j", "k"].iter().take(self.k).map(|n| Field::new(*n, DataType::Int64, false)).collect()
+        ["i", "j", "k"]
+            .iter()
+            .take(self.k)
+            .map(|n| Field::new(*n, DataType::Int64, false))
+            .collect()
     }
 
     fn item(&self) -> Arc<Field> {
@@ -76,11 +82,17 @@ impl ScalarUDFImpl for Combinations {
     fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
         match arg_types {
             [dt] if dt.is_integer() || dt == &DataType::Null => Ok(vec![DataType::Int64]),
-            [dt @ (DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _))] => Ok(vec![dt.clone()]),
+            [dt @ (DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _))] => {
+                Ok(vec![dt.clone()])
+            }
             _ => Err(DataFusionError::Plan(format!(
                 "{}(n) takes one integer or list argument, not ({})",
                 self.name,
-                arg_types.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+                arg_types
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))),
         }
     }
@@ -91,14 +103,21 @@ impl ScalarUDFImpl for Combinations {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let [arg] = args.args.as_slice() else {
-            return Err(DataFusionError::Internal(format!("{} takes one argument", self.name)));
+            return Err(DataFusionError::Internal(format!(
+                "{} takes one argument",
+                self.name
+            )));
         };
         let scalar = matches!(arg, ColumnarValue::Scalar(_));
-        let array = arg.clone().into_array(if scalar { 1 } else { args.number_rows })?;
+        let array = arg
+            .clone()
+            .into_array(if scalar { 1 } else { args.number_rows })?;
         let counts = counts(&array)?;
         let list = self.build(&counts)?;
         if scalar {
-            Ok(ColumnarValue::Scalar(datafusion::common::ScalarValue::try_from_array(&list, 0)?))
+            Ok(ColumnarValue::Scalar(
+                datafusion::common::ScalarValue::try_from_array(&list, 0)?,
+            ))
         } else {
             Ok(ColumnarValue::Array(list))
         }
@@ -110,20 +129,37 @@ fn counts(array: &ArrayRef) -> Result<Vec<Option<u64>>> {
     let len = |i: usize, n: usize| (!array.is_null(i)).then_some(n as u64);
     Ok(match array.data_type() {
         DataType::Int64 => {
-            let a = array.as_any().downcast_ref::<Int64Array>().ok_or_else(|| DataFusionError::Internal("expected Int64".into()))?;
+            let a = array
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .ok_or_else(|| DataFusionError::Internal("expected Int64".into()))?;
             a.iter().map(|v| v.map(|v| v.max(0) as u64)).collect()
         }
         DataType::List(_) => {
-            let a = array.as_any().downcast_ref::<ListArray>().ok_or_else(|| DataFusionError::Internal("expected List".into()))?;
-            (0..a.len()).map(|i| len(i, a.value_length(i) as usize)).collect()
+            let a = array
+                .as_any()
+                .downcast_ref::<ListArray>()
+                .ok_or_else(|| DataFusionError::Internal("expected List".into()))?;
+            (0..a.len())
+                .map(|i| len(i, a.value_length(i) as usize))
+                .collect()
         }
         DataType::LargeList(_) => {
-            let a = array.as_any().downcast_ref::<arrow_array::LargeListArray>().ok_or_else(|| DataFusionError::Internal("expected LargeList".into()))?;
-            (0..a.len()).map(|i| len(i, a.value_length(i) as usize)).collect()
+            let a = array
+                .as_any()
+                .downcast_ref::<arrow_array::LargeListArray>()
+                .ok_or_else(|| DataFusionError::Internal("expected LargeList".into()))?;
+            (0..a.len())
+                .map(|i| len(i, a.value_length(i) as usize))
+                .collect()
         }
         DataType::FixedSizeList(_, n) => (0..array.len()).map(|i| len(i, *n as usize)).collect(),
         DataType::Null => vec![None; array.len()],
-        other => return Err(DataFusionError::Internal(format!("unexpected argument type {other}"))),
+        other => {
+            return Err(DataFusionError::Internal(format!(
+                "unexpected argument type {other}"
+            )))
+        }
     })
 }
 
@@ -135,7 +171,11 @@ impl Combinations {
         for &n in counts {
             let n = n.unwrap_or(0);
             if choose(n, self.k) > MAX_PER_ROW {
-                return Err(DataFusionError::Execution(format!("{}({n}) would give {} combinations", self.name, choose(n, self.k))));
+                return Err(DataFusionError::Execution(format!(
+                    "{}({n}) would give {} combinations",
+                    self.name,
+                    choose(n, self.k)
+                )));
             }
             let n = n as i64;
             if self.k == 2 {
@@ -156,13 +196,23 @@ impl Combinations {
                     }
                 }
             }
-            let end = i32::try_from(cols[0].len()).map_err(|_| DataFusionError::Execution(format!("{}: result too large", self.name)))?;
+            let end = i32::try_from(cols[0].len()).map_err(|_| {
+                DataFusionError::Execution(format!("{}: result too large", self.name))
+            })?;
             offsets.push(end);
         }
-        let columns: Vec<ArrayRef> = cols.into_iter().map(|c| Arc::new(Int64Array::from(c)) as ArrayRef).collect();
+        let columns: Vec<ArrayRef> = cols
+            .into_iter()
+            .map(|c| Arc::new(Int64Array::from(c)) as ArrayRef)
+            .collect();
         let structs = StructArray::try_new(self.fields(), columns, None)?;
         let nulls = NullBuffer::from(counts.iter().map(Option::is_some).collect::<Vec<_>>());
-        let list = ListArray::try_new(self.item(), OffsetBuffer::new(offsets.into()), Arc::new(structs), Some(nulls))?;
+        let list = ListArray::try_new(
+            self.item(),
+            OffsetBuffer::new(offsets.into()),
+            Arc::new(structs),
+            Some(nulls),
+        )?;
         Ok(Arc::new(list))
     }
 }
@@ -173,7 +223,9 @@ mod tests {
 
     #[test]
     fn pairs_of_three() {
-        let list = Combinations::pairs().build(&[Some(3), Some(0), None]).unwrap();
+        let list = Combinations::pairs()
+            .build(&[Some(3), Some(0), None])
+            .unwrap();
         let list = list.as_any().downcast_ref::<ListArray>().unwrap();
         assert_eq!(list.value_length(0), 3);
         assert_eq!(list.value_length(1), 0);

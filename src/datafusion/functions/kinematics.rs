@@ -12,7 +12,9 @@ use arrow_array::Float64Array;
 use arrow_buffer::NullBuffer;
 use arrow_schema::DataType;
 use datafusion::error::{DataFusionError, Result};
-use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
+};
 
 use super::{broadcast_type, coerce_numeric, Inputs};
 
@@ -101,7 +103,12 @@ macro_rules! udf {
 
             fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
                 if arg_types.len() != $n_args {
-                    return Err(DataFusionError::Plan(format!("{} takes {} arguments, not {}", $name, $n_args, arg_types.len())));
+                    return Err(DataFusionError::Plan(format!(
+                        "{} takes {} arguments, not {}",
+                        $name,
+                        $n_args,
+                        arg_types.len()
+                    )));
                 }
                 coerce_numeric($name, arg_types)
             }
@@ -117,7 +124,13 @@ macro_rules! udf {
     };
 }
 
-udf!(DeltaPhi, "delta_phi", 2, "`delta_phi(phi1, phi2)`: `phi2 - phi1` wrapped into [-π, π].", |x| delta_phi(x[0], x[1]));
+udf!(
+    DeltaPhi,
+    "delta_phi",
+    2,
+    "`delta_phi(phi1, phi2)`: `phi2 - phi1` wrapped into [-π, π].",
+    |x| delta_phi(x[0], x[1])
+);
 udf!(
     DeltaR,
     "delta_r",
@@ -175,7 +188,11 @@ impl ScalarUDFImpl for InvMass {
     }
 
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
-        Ok(if arg_types.len() == 4 { DataType::Float64 } else { broadcast_type(arg_types) })
+        Ok(if arg_types.len() == 4 {
+            DataType::Float64
+        } else {
+            broadcast_type(arg_types)
+        })
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
@@ -202,15 +219,25 @@ impl ScalarUDFImpl for InvMass {
             let mut p = P4::default();
             let mut ok = true;
             for j in 0..len {
-                match (inputs.value(0, row, j), inputs.value(1, row, j), inputs.value(2, row, j), inputs.value(3, row, j)) {
-                    (Some(pt), Some(eta), Some(phi), Some(m)) => p.add_pt_eta_phi_m(pt, eta, phi, m),
+                match (
+                    inputs.value(0, row, j),
+                    inputs.value(1, row, j),
+                    inputs.value(2, row, j),
+                    inputs.value(3, row, j),
+                ) {
+                    (Some(pt), Some(eta), Some(phi), Some(m)) => {
+                        p.add_pt_eta_phi_m(pt, eta, phi, m)
+                    }
                     _ => ok = false,
                 }
             }
             values.push(if ok { p.mass() } else { 0.0 });
             valid.push(ok);
         }
-        inputs.finish(Arc::new(Float64Array::new(values.into(), Some(NullBuffer::from(valid)))))
+        inputs.finish(Arc::new(Float64Array::new(
+            values.into(),
+            Some(NullBuffer::from(valid)),
+        )))
     }
 }
 

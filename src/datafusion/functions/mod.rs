@@ -72,12 +72,23 @@ pub(crate) fn float_list() -> DataType {
 }
 
 fn is_list(dt: &DataType) -> bool {
-    matches!(dt, DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _) | DataType::ListView(_) | DataType::LargeListView(_))
+    matches!(
+        dt,
+        DataType::List(_)
+            | DataType::LargeList(_)
+            | DataType::FixedSizeList(_, _)
+            | DataType::ListView(_)
+            | DataType::LargeListView(_)
+    )
 }
 
 fn list_item(dt: &DataType) -> Option<&DataType> {
     match dt {
-        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::ListView(f) | DataType::LargeListView(f) => Some(f.data_type()),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f) => Some(f.data_type()),
         _ => None,
     }
 }
@@ -114,7 +125,11 @@ pub(crate) fn broadcast_type(arg_types: &[DataType]) -> DataType {
 /// One argument, as arrays of `n_rows`.
 enum Input {
     Values(Float64Array),
-    List { offsets: OffsetBuffer<i32>, values: Float64Array, nulls: Option<NullBuffer> },
+    List {
+        offsets: OffsetBuffer<i32>,
+        values: Float64Array,
+        nulls: Option<NullBuffer>,
+    },
 }
 
 /// Arguments of a call, read without per-row scalars.
@@ -144,7 +159,11 @@ impl Inputs {
                         nulls: list.nulls().cloned(),
                     }
                 }
-                other => return Err(DataFusionError::Internal(format!("{name}: argument of type {other} was not coerced"))),
+                other => {
+                    return Err(DataFusionError::Internal(format!(
+                        "{name}: argument of type {other} was not coerced"
+                    )))
+                }
             };
             inputs.push(input);
         }
@@ -198,7 +217,9 @@ impl Inputs {
     pub(crate) fn value(&self, arg: usize, row: usize, j: usize) -> Option<f64> {
         match self.inputs.get(arg)? {
             Input::Values(v) => Some(v.value(row)),
-            Input::List { offsets, values, .. } => {
+            Input::List {
+                offsets, values, ..
+            } => {
                 let k = offsets[row] as usize + j;
                 (!values.is_null(k)).then(|| values.value(k))
             }
@@ -230,7 +251,9 @@ impl Inputs {
                 values.push(if ok { f(&xs) } else { 0.0 });
                 valid.push(ok);
             }
-            let end = i32::try_from(values.len()).map_err(|_| DataFusionError::Execution(format!("{}: result too large", self.name)))?;
+            let end = i32::try_from(values.len()).map_err(|_| {
+                DataFusionError::Execution(format!("{}: result too large", self.name))
+            })?;
             offsets.push(end);
         }
         let values = Float64Array::new(values.into(), Some(NullBuffer::from(valid)));
@@ -249,7 +272,9 @@ impl Inputs {
     /// A scalar result for an all-scalar call, an array otherwise.
     pub(crate) fn finish(&self, array: ArrayRef) -> Result<ColumnarValue> {
         if self.all_scalar {
-            Ok(ColumnarValue::Scalar(datafusion::common::ScalarValue::try_from_array(&array, 0)?))
+            Ok(ColumnarValue::Scalar(
+                datafusion::common::ScalarValue::try_from_array(&array, 0)?,
+            ))
         } else {
             Ok(ColumnarValue::Array(array))
         }
