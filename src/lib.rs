@@ -40,4 +40,6 @@ pub mod page;
 pub mod reader;
 
 pub use error::{Error, Result};
-pub use reader::{NTupleInfo, RNTuple, RNTupleFile, RNTupleReaderBuilder, RNTupleRecordBatchReader};
+pub use reader::{
+    NTupleInfo, RNTuple, RNTupleFile, RNTupleReaderBuilder, RNTupleRecordBatchReader,
+};
