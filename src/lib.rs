@@ -31,10 +31,13 @@ pub mod arrow;
 pub mod compression;
 pub mod container;
 pub mod cursor;
+#[cfg(feature = "datafusion")]
+pub mod datafusion;
 pub mod descriptor;
 pub mod encoding;
 pub mod envelope;
 pub mod error;
+pub mod export;
 pub mod io;
 pub mod page;
 pub mod reader;

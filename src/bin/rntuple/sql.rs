@@ -1,0 +1,377 @@
+//! `sql`: DataFusion over RNTuple files, one query or an interactive prompt.
+//!
+//! ```text
+//!  --table NAME=PATH_OR_GLOB ─┐
+//!  FILE (under its ntuple's   ├─ register_rntuple ─> session_context()
+//!        name)               ─┘                        │
+//!  -c QUERY | -f FILE.sql | stdin | prompt ─ statements ┴─> results: table, csv, jsonl, arrow
+//! ```
+
+use std::collections::HashMap;
+use std::io::{BufWriter, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use arrow::util::display::FormatOptions;
+use arrow::util::pretty::pretty_format_batches_with_options;
+use datafusion::common::TableReference;
+use datafusion::datasource::source_as_provider;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::SendableRecordBatchStream;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::parser::DFParser;
+use futures::StreamExt;
+use rntuple::datafusion::{session_context, RNTupleReadOptions, SessionContextExt};
+use rntuple::export::{unwritable_columns, BatchWriter, ExportFormat, ExportOptions};
+use rustyline::error::ReadlineError;
+
+use crate::inspect::open;
+use crate::util::{spinner, type_name, warn_skipped, CliError, CliResult, Context};
+use crate::{SqlArgs, SqlFormat};
+
+/// How results are shown.
+#[derive(Clone, Copy)]
+struct Output {
+    format: SqlFormat,
+    quiet: bool,
+    /// At the prompt: print row counts and times.
+    interactive: bool,
+}
+
+pub fn sql(args: &SqlArgs, quiet: bool) -> CliResult {
+    if args.format == SqlFormat::Arrow && std::io::stdout().is_terminal() {
+        return Err(CliError::new(
+            "will not write binary Arrow output to a terminal; pipe stdout",
+        ));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(format_args!("cannot start the query runtime: {e}")))?;
+    let ctx = session_context();
+    let tables = runtime.block_on(register_tables(&ctx, args, quiet))?;
+
+    let script = match (&args.command, &args.script) {
+        (Some(query), _) => Some(query.clone()),
+        (None, Some(path)) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|e| CliError::new(format_args!("cannot read {}: {e}", path.display())))?,
+        ),
+        (None, None) if !std::io::stdin().is_terminal() => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("reading the query from stdin")?;
+            Some(text)
+        }
+        (None, None) => None,
+    };
+    match script {
+        Some(text) => {
+            let output = Output {
+                format: args.format,
+                quiet,
+                interactive: false,
+            };
+            runtime.block_on(run_script(&ctx, &text, output))
+        }
+        None => repl(&runtime, &ctx, &tables, args.format, quiet),
+    }
+}
+
+/// Registers `--table` and bare files; returns table name -> what it reads.
+async fn register_tables(
+    ctx: &SessionContext,
+    args: &SqlArgs,
+    quiet: bool,
+) -> CliResult<Vec<(String, String)>> {
+    let mut tables: Vec<(String, String)> = Vec::new();
+    let mut seen: HashMap<String, String> = HashMap::new();
+    let mut claim = |name: &str, source: &str| -> CliResult {
+        if let Some(previous) = seen.insert(name.to_string(), source.to_string()) {
+            return Err(CliError::new(format!(
+                "table {name} is given twice ({previous} and {source}); name them apart or put both in one --table {name}=GLOB"
+            )));
+        }
+        tables.push((name.to_string(), source.to_string()));
+        Ok(())
+    };
+    for spec in &args.tables {
+        let Some((name, path)) = spec
+            .split_once('=')
+            .filter(|(n, p)| !n.is_empty() && !p.is_empty())
+        else {
+            return Err(CliError::new(format!(
+                "--table wants NAME=PATH_OR_GLOB, got {spec:?}"
+            )));
+        };
+        claim(name, path)?;
+        if Path::new(path).is_file() {
+            if let Ok(file) = open(Path::new(path)) {
+                if let Ok(ntuple) = file.ntuple(None) {
+                    warn_skipped(quiet, path, ntuple.mapping());
+                }
+            }
+        }
+        register(ctx, name, path, RNTupleReadOptions::default())
+            .await
+            .context(format_args!("table {name} ({path})"))?;
+    }
+    for path in &args.files {
+        let file = open(path)?;
+        let infos = file.ntuples();
+        if infos.is_empty() {
+            return Err(CliError::new(format!(
+                "{}: no RNTuple in the file",
+                path.display()
+            )));
+        }
+        let location = location(path)?;
+        for info in &infos {
+            // A name used twice in the file (A and sub/A) takes its path.
+            let twice = infos.iter().filter(|i| i.name == info.name).count() > 1;
+            let name = if twice { &info.path } else { &info.name };
+            claim(name, &path.display().to_string())?;
+            if let Ok(ntuple) = file.ntuple(Some(&info.path)) {
+                warn_skipped(quiet, &path.display().to_string(), ntuple.mapping());
+            }
+            let options = RNTupleReadOptions::default().with_ntuple(info.path.clone());
+            register(ctx, name, &location, options)
+                .await
+                .context(format_args!("table {name} ({})", path.display()))?;
+        }
+    }
+    Ok(tables)
+}
+
+/// Registers the files at `path` as table `name`, spelt exactly so (the
+/// session keeps identifiers' case: `SELECT ... FROM Events`).
+async fn register(
+    ctx: &SessionContext,
+    name: &str,
+    path: &str,
+    options: RNTupleReadOptions,
+) -> CliResult {
+    let frame = ctx.read_rntuple(path, options).await?;
+    let LogicalPlan::TableScan(scan) = frame.logical_plan() else {
+        return Err(CliError::new(
+            "the RNTuple files did not become a table scan",
+        ));
+    };
+    let provider = source_as_provider(&scan.source)?;
+    ctx.register_table(TableReference::bare(name), provider)?;
+    Ok(())
+}
+
+/// A local file as a location DataFusion reads whatever its name.
+fn location(path: &Path) -> CliResult<String> {
+    let absolute: PathBuf = std::fs::canonicalize(path).context(path.display())?;
+    absolute
+        .to_str()
+        .map(str::to_string)
+        .ok_or_else(|| CliError::new(format!("{}: the path is not valid UTF-8", path.display())))
+}
+
+/// Runs every statement of `text`, printing the results in order.
+async fn run_script(ctx: &SessionContext, text: &str, output: Output) -> CliResult {
+    let statements = DFParser::parse_sql(text)?;
+    for statement in statements {
+        let started = Instant::now();
+        let plan = ctx.state().statement_to_plan(statement).await?;
+        let frame = ctx.execute_logical_plan(plan).await?;
+        let stream = frame.execute_stream().await?;
+        print_stream(stream, output, started).await?;
+    }
+    Ok(())
+}
+
+async fn print_stream(
+    mut stream: SendableRecordBatchStream,
+    output: Output,
+    started: Instant,
+) -> CliResult {
+    let schema = stream.schema();
+    // Statements without results (CREATE, SET) print nothing.
+    if schema.fields().is_empty() {
+        while let Some(batch) = stream.next().await {
+            batch?;
+        }
+        return Ok(());
+    }
+    // At the prompt, rows printed as they come would mix with a spinner.
+    let bar = spinner(
+        output.quiet || (output.interactive && output.format != SqlFormat::Table),
+        "query",
+    );
+    let format = match output.format {
+        SqlFormat::Table => None,
+        SqlFormat::Csv => Some(ExportFormat::Csv),
+        SqlFormat::Jsonl => Some(ExportFormat::JsonLines),
+        SqlFormat::Arrow => Some(ExportFormat::ArrowStream),
+    };
+    let mut rows = 0u64;
+    match format {
+        None => {
+            let mut batches = Vec::new();
+            while let Some(batch) = stream.next().await {
+                let batch = batch?;
+                rows += batch.num_rows() as u64;
+                bar.inc(batch.num_rows() as u64);
+                batches.push(batch);
+            }
+            bar.finish_and_clear();
+            let options = FormatOptions::default().with_null("null");
+            let table = if batches.is_empty() {
+                pretty_format_batches_with_options(
+                    &[arrow_array::RecordBatch::new_empty(schema)],
+                    &options,
+                )?
+            } else {
+                pretty_format_batches_with_options(&batches, &options)?
+            };
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{table}")?;
+            out.flush()?;
+        }
+        Some(format) => {
+            let bad = unwritable_columns(&schema, format, false);
+            if !bad.is_empty() {
+                let names: Vec<String> = bad
+                    .iter()
+                    .map(|c| format!("{} ({})", c.path, type_name(&c.data_type)))
+                    .collect();
+                return Err(CliError::new(format!(
+                    "{format} cannot hold the columns {}; select their members or use another --format",
+                    names.join(", ")
+                )));
+            }
+            let out = BufWriter::new(std::io::stdout());
+            let mut writer = BatchWriter::try_new(out, &schema, format, &ExportOptions::default())?;
+            while let Some(batch) = stream.next().await {
+                let batch = batch?;
+                rows += batch.num_rows() as u64;
+                bar.inc(batch.num_rows() as u64);
+                writer.write(&batch)?;
+            }
+            writer.finish()?;
+            bar.finish_and_clear();
+        }
+    }
+    if output.interactive {
+        let plural = if rows == 1 { "" } else { "s" };
+        eprintln!(
+            "{rows} row{plural} in {:.3} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// Where the prompt keeps its history.
+fn history_path() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")?;
+    Some(PathBuf::from(home).join(".rntuple_history"))
+}
+
+const HELP: &str = "\
+End a statement with ; (it may span lines). Commands:
+  \\d          list the tables
+  \\d TABLE    describe a table
+  \\?          this help
+  \\q          quit (also Ctrl-D)
+Example: SELECT nMuon, count(*) AS n FROM Events GROUP BY nMuon ORDER BY nMuon;";
+
+fn repl(
+    runtime: &tokio::runtime::Runtime,
+    ctx: &SessionContext,
+    tables: &[(String, String)],
+    format: SqlFormat,
+    quiet: bool,
+) -> CliResult {
+    let mut editor = rustyline::DefaultEditor::new()
+        .map_err(|e| CliError::new(format_args!("cannot start the prompt: {e}")))?;
+    let history = history_path();
+    if let Some(path) = &history {
+        let _ = editor.load_history(path);
+    }
+    if tables.is_empty() {
+        eprintln!("No tables: give FILE or --table NAME=PATH, or CREATE EXTERNAL TABLE ... STORED AS RNTUPLE LOCATION '...'.");
+    } else {
+        let names: Vec<String> = tables.iter().map(|(n, s)| format!("{n} ({s})")).collect();
+        eprintln!("Tables: {}", names.join(", "));
+    }
+    eprintln!("\\? for help, \\q to quit.");
+    let output = Output {
+        format,
+        quiet,
+        interactive: true,
+    };
+    let mut buffer = String::new();
+    loop {
+        let prompt = if buffer.is_empty() {
+            "rntuple> "
+        } else {
+            "     ..> "
+        };
+        let line = match editor.readline(prompt) {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) => {
+                buffer.clear();
+                continue;
+            }
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(CliError::new(format_args!("prompt: {e}"))),
+        };
+        let trimmed = line.trim();
+        if buffer.is_empty() && trimmed.starts_with('\\') {
+            let _ = editor.add_history_entry(trimmed);
+            let mut parts = trimmed.splitn(2, char::is_whitespace);
+            let command = parts.next().unwrap_or_default();
+            let arg = parts.next().map(str::trim).unwrap_or_default();
+            let query = match command {
+                "\\q" => break,
+                "\\?" | "\\h" => {
+                    eprintln!("{HELP}");
+                    continue;
+                }
+                "\\d" if arg.is_empty() => "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name".to_string(),
+                "\\d" => format!("DESCRIBE \"{}\"", arg.replace('"', "\"\"")),
+                other => {
+                    eprintln!("rntuple: unknown command {other}; \\? for help");
+                    continue;
+                }
+            };
+            if let Err(e) = runtime.block_on(run_script(ctx, &query, output)) {
+                eprintln!("rntuple: {e}");
+            }
+            continue;
+        }
+        if buffer.is_empty() && matches!(trimmed, "quit" | "exit" | "help") {
+            if trimmed == "help" {
+                eprintln!("{HELP}");
+                continue;
+            }
+            break;
+        }
+        if trimmed.is_empty() && buffer.is_empty() {
+            continue;
+        }
+        buffer.push_str(&line);
+        buffer.push('\n');
+        if !trimmed.ends_with(';') {
+            continue;
+        }
+        let text = std::mem::take(&mut buffer);
+        let _ = editor.add_history_entry(text.trim());
+        if let Err(e) = runtime.block_on(run_script(ctx, &text, output)) {
+            if e.broken_pipe {
+                break;
+            }
+            eprintln!("rntuple: {e}");
+        }
+    }
+    if let Some(path) = &history {
+        let _ = editor.save_history(path);
+    }
+    Ok(())
+}

@@ -1,0 +1,292 @@
+//! What the subcommands share: the one-line error, aligned text tables,
+//! progress bars, sizes and short Arrow type names.
+
+use std::fmt;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use arrow_schema::{ArrowError, DataType};
+use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// An error of the command: one line, printed as `rntuple: <message>`.
+#[derive(Debug)]
+pub struct CliError {
+    message: String,
+    /// Writing to a closed pipe (`rntuple cat f | head`): end quietly.
+    pub broken_pipe: bool,
+}
+
+pub type CliResult<T = ()> = Result<T, CliError>;
+
+impl CliError {
+    pub fn new(message: impl fmt::Display) -> Self {
+        let message = one_line(&message.to_string());
+        let broken_pipe = message.contains("Broken pipe") || message.contains("os error 32");
+        Self {
+            message,
+            broken_pipe,
+        }
+    }
+
+    /// Puts `context` (a file name, a table) in front of the message.
+    pub fn context(self, context: impl fmt::Display) -> Self {
+        Self {
+            message: format!("{context}: {}", self.message),
+            broken_pipe: self.broken_pipe,
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Joins the lines of a message (DataFusion's can have several) into one.
+fn one_line(message: &str) -> String {
+    let parts: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    parts.join(" ")
+}
+
+impl From<rntuple::Error> for CliError {
+    fn from(e: rntuple::Error) -> Self {
+        let broken = matches!(e.root_cause(), rntuple::Error::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe);
+        let mut e = CliError::new(e);
+        e.broken_pipe |= broken;
+        e
+    }
+}
+
+impl From<ArrowError> for CliError {
+    fn from(e: ArrowError) -> Self {
+        CliError::from(rntuple::export::error_from_arrow(e))
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        let mut c = CliError::new(&e);
+        c.broken_pipe |= e.kind() == std::io::ErrorKind::BrokenPipe;
+        c
+    }
+}
+
+impl From<datafusion::error::DataFusionError> for CliError {
+    fn from(e: datafusion::error::DataFusionError) -> Self {
+        use datafusion::error::DataFusionError;
+        // Reading errors surface as external errors: show them as they were made.
+        let mut e = e;
+        loop {
+            e = match e {
+                DataFusionError::Context(_, inner) | DataFusionError::Diagnostic(_, inner) => {
+                    *inner
+                }
+                DataFusionError::ArrowError(a, _) => return CliError::from(*a),
+                DataFusionError::External(inner) => match inner.downcast::<rntuple::Error>() {
+                    Ok(r) => return CliError::from(*r),
+                    Err(other) => return CliError::new(other),
+                },
+                other => return CliError::new(other.strip_backtrace()),
+            }
+        }
+    }
+}
+
+/// Adds context to errors of any result convertible to [`CliError`].
+pub trait Context<T> {
+    fn context(self, context: impl fmt::Display) -> CliResult<T>;
+}
+
+impl<T, E: Into<CliError>> Context<T> for Result<T, E> {
+    fn context(self, context: impl fmt::Display) -> CliResult<T> {
+        self.map_err(|e| e.into().context(context))
+    }
+}
+
+/// Prints a warning on stderr, unless `quiet`.
+pub fn warn(quiet: bool, message: impl fmt::Display) {
+    if !quiet {
+        eprintln!("rntuple: warning: {message}");
+    }
+}
+
+/// Warns about the top-level fields the reader leaves out.
+pub fn warn_skipped(quiet: bool, file: &str, mapping: &rntuple::arrow::ArrowMapping) {
+    for s in &mapping.skipped {
+        warn(
+            quiet,
+            format_args!(
+                "{file}: field {} ({}) is left out: {}",
+                s.name, s.type_name, s.reason
+            ),
+        );
+    }
+}
+
+/// A table of text, printed with aligned columns.
+#[derive(Debug, Default)]
+pub struct Table {
+    header: Vec<String>,
+    right: Vec<bool>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these column titles; titles starting with `>` are
+    /// right-aligned (numbers).
+    pub fn new(header: &[&str]) -> Self {
+        Self {
+            header: header
+                .iter()
+                .map(|h| h.trim_start_matches('>').to_string())
+                .collect(),
+            right: header.iter().map(|h| h.starts_with('>')).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The table as lines, indented by `indent` spaces.
+    pub fn render(&self, indent: usize) -> String {
+        let n = self.header.len();
+        let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let mut out = String::new();
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            let mut line = " ".repeat(indent);
+            for (i, cell) in row.iter().enumerate().take(n) {
+                let w = widths.get(i).copied().unwrap_or(0);
+                let right = self.right.get(i).copied().unwrap_or(false);
+                let last = i + 1 == n;
+                if right {
+                    line.push_str(&format!("{cell:>w$}"));
+                } else if last {
+                    line.push_str(cell);
+                } else {
+                    line.push_str(&format!("{cell:<w$}"));
+                }
+                if !last {
+                    line.push_str("  ");
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// A byte count, exact or in binary units.
+pub fn bytes(n: u64, exact: bool) -> String {
+    if exact {
+        n.to_string()
+    } else {
+        HumanBytes(n).to_string()
+    }
+}
+
+/// Uncompressed / compressed, to two decimals.
+pub fn ratio(uncompressed: u64, compressed: u64) -> String {
+    if compressed == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.2}", uncompressed as f64 / compressed as f64)
+    }
+}
+
+/// ROOT's compression setting (algorithm * 100 + level) as `zstd/5`.
+pub fn compression_name(setting: u32) -> String {
+    let (algorithm, level) = (setting / 100, setting % 100);
+    let name = match algorithm {
+        _ if level == 0 => return "none".to_string(),
+        0 | 1 => "zlib",
+        2 => "lzma",
+        3 => "old-zlib",
+        4 => "lz4",
+        5 => "zstd",
+        _ => return format!("unknown ({setting})"),
+    };
+    format!("{name}/{level}")
+}
+
+/// An Arrow type in short form: `List<Float32>`, `Struct{pt, eta}`.
+pub fn type_name(dt: &DataType) -> String {
+    match dt {
+        DataType::List(f) | DataType::LargeList(f) => format!("List<{}>", type_name(f.data_type())),
+        DataType::FixedSizeList(f, n) => {
+            format!("FixedSizeList<{}, {n}>", type_name(f.data_type()))
+        }
+        DataType::Struct(fields) => {
+            let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+            format!("Struct{{{}}}", names.join(", "))
+        }
+        DataType::Map(f, _) => match f.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => {
+                format!(
+                    "Map<{}, {}>",
+                    type_name(kv[0].data_type()),
+                    type_name(kv[1].data_type())
+                )
+            }
+            other => format!("Map<{}>", type_name(other)),
+        },
+        DataType::Union(fields, _) => {
+            let alts: Vec<String> = fields
+                .iter()
+                .map(|(_, f)| type_name(f.data_type()))
+                .collect();
+            format!("Union<{}>", alts.join(", "))
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// Whether a progress bar may be drawn: stderr is a terminal and not `quiet`.
+pub fn show_progress(quiet: bool) -> bool {
+    !quiet && std::io::stderr().is_terminal()
+}
+
+/// A progress bar over `total` entries on stderr, hidden in pipes.
+pub fn entry_progress(total: u64, quiet: bool, what: &str) -> ProgressBar {
+    if !show_progress(quiet) {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    let template = format!("{{spinner}} {what} [{{elapsed_precise}}] {{wide_bar}} {{human_pos}}/{{human_len}} entries ({{per_sec}}, {{eta}} left)");
+    if let Ok(style) = ProgressStyle::with_template(&template) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// A spinner with the elapsed time, for work of unknown length.
+pub fn spinner(quiet: bool, message: &str) -> ProgressBar {
+    if !show_progress(quiet) {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{spinner} {msg} [{elapsed_precise}] {human_pos} rows")
+    {
+        bar.set_style(style);
+    }
+    bar.set_message(message.to_string());
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}

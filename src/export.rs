@@ -1,0 +1,700 @@
+//! Writing record batches out: Arrow IPC (file and stream), Parquet, CSV
+//! and JSON lines.
+//!
+//! ```text
+//!  RNTupleRecordBatchReader ──┐
+//!  any RecordBatchReader ─────┼─ batch ─> BatchWriter ─> impl Write (file, stdout, Vec<u8>)
+//!  DataFusion result stream ──┘   one at a time          ipc::FileWriter / StreamWriter,
+//!                                                        parquet::ArrowWriter (zstd),
+//!                                                        csv::Writer, json::LineDelimitedWriter
+//! ```
+//!
+//! Export streams: every batch goes to the writer as soon as the reader
+//! makes it and is dropped before the next one is read, so memory stays at
+//! about one batch (plus, for Parquet, the compressed row group being
+//! built). Arrow IPC writes the decoded buffers as they are.
+//!
+//! CSV holds only flat columns. Nested columns are refused with an error
+//! naming them, unless [`ExportOptions::flatten`] is set: then the members
+//! of structs become columns named `parent.member` (recursively); lists,
+//! maps and unions are refused even then.
+//!
+//! ```no_run
+//! use rntuple::export::{export, ExportFormat, ExportOptions};
+//! let file = rntuple::RNTupleFile::open("events.root")?;
+//! let reader = file.reader_builder(None)?.build()?;
+//! let out = std::fs::File::create("events.arrow")?;
+//! let stats = export(reader, out, ExportFormat::ArrowFile, &ExportOptions::default())?;
+//! println!("{} rows in {} batches", stats.rows, stats.batches);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fmt;
+use std::io::Write;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use arrow::csv;
+use arrow::ipc::writer::{FileWriter, StreamWriter};
+use arrow::json::{writer::LineDelimited, WriterBuilder as JsonWriterBuilder};
+use arrow_array::{
+    make_array, Array, ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader, StructArray,
+};
+use arrow_buffer::NullBuffer;
+use arrow_schema::{ArrowError, DataType, Field, FieldRef, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::error::{Error, Result};
+
+/// Rows per Parquet row group (a row group is buffered, compressed, until
+/// it is complete).
+pub const PARQUET_ROW_GROUP_ROWS: usize = 128 * 1024;
+
+/// The output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// The Arrow IPC file format (`.arrow`, Feather v2), with a footer.
+    ArrowFile,
+    /// The Arrow IPC stream format.
+    ArrowStream,
+    /// Parquet, compressed with zstd.
+    Parquet,
+    /// One JSON object per line.
+    JsonLines,
+    /// Comma-separated values with a header line.
+    Csv,
+}
+
+impl ExportFormat {
+    /// Every format, in the order the command line lists them.
+    pub const ALL: [ExportFormat; 5] = [
+        ExportFormat::ArrowFile,
+        ExportFormat::ArrowStream,
+        ExportFormat::Parquet,
+        ExportFormat::JsonLines,
+        ExportFormat::Csv,
+    ];
+
+    /// The name used on the command line (`arrow`, `arrow-stream`, `parquet`, `jsonl`, `csv`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportFormat::ArrowFile => "arrow",
+            ExportFormat::ArrowStream => "arrow-stream",
+            ExportFormat::Parquet => "parquet",
+            ExportFormat::JsonLines => "jsonl",
+            ExportFormat::Csv => "csv",
+        }
+    }
+
+    /// Whether the output is binary (not meant for a terminal).
+    pub fn is_binary(self) -> bool {
+        matches!(
+            self,
+            ExportFormat::ArrowFile | ExportFormat::ArrowStream | ExportFormat::Parquet
+        )
+    }
+}
+
+impl fmt::Display for ExportFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ExportFormat {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s {
+            "arrow" | "ipc" | "feather" => ExportFormat::ArrowFile,
+            "arrow-stream" | "ipc-stream" => ExportFormat::ArrowStream,
+            "parquet" => ExportFormat::Parquet,
+            "jsonl" | "json" | "ndjson" => ExportFormat::JsonLines,
+            "csv" => ExportFormat::Csv,
+            other => {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown export format {other:?} (choose arrow, arrow-stream, parquet, jsonl or csv)"
+                )))
+            }
+        })
+    }
+}
+
+/// Settings of an export.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// Turn struct members into `parent.member` columns (CSV only; the
+    /// other formats hold nested data as it is).
+    pub flatten: bool,
+    /// The zstd level of Parquet output.
+    pub zstd_level: i32,
+    /// Write the header line of CSV output.
+    pub csv_header: bool,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        Self {
+            flatten: false,
+            zstd_level: 3,
+            csv_header: true,
+        }
+    }
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExportStats {
+    pub rows: u64,
+    pub batches: u64,
+}
+
+/// A column a format cannot hold: its `.`-separated path and Arrow type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnwritableColumn {
+    pub path: String,
+    pub data_type: DataType,
+}
+
+/// The columns of `schema` that `format` cannot hold: for CSV every nested
+/// column (with `flatten`, the non-struct ones under the flattened
+/// structs); for Parquet and JSON lines the unions.
+pub fn unwritable_columns(
+    schema: &Schema,
+    format: ExportFormat,
+    flatten: bool,
+) -> Vec<UnwritableColumn> {
+    let mut out = Vec::new();
+    for field in schema.fields() {
+        match format {
+            ExportFormat::Csv => collect_nested(field, field.name(), flatten, &mut out),
+            ExportFormat::Parquet | ExportFormat::JsonLines => {
+                collect_unions(field, field.name(), &mut out)
+            }
+            ExportFormat::ArrowFile | ExportFormat::ArrowStream => {}
+        }
+    }
+    out
+}
+
+fn collect_nested(field: &Field, path: &str, flatten: bool, out: &mut Vec<UnwritableColumn>) {
+    match field.data_type() {
+        DataType::Struct(children) if flatten => {
+            for child in children {
+                collect_nested(child, &format!("{path}.{}", child.name()), flatten, out);
+            }
+        }
+        dt if dt.is_nested() => out.push(UnwritableColumn {
+            path: path.to_string(),
+            data_type: dt.clone(),
+        }),
+        _ => {}
+    }
+}
+
+fn collect_unions(field: &Field, path: &str, out: &mut Vec<UnwritableColumn>) {
+    match field.data_type() {
+        DataType::Union(..) => out.push(UnwritableColumn {
+            path: path.to_string(),
+            data_type: field.data_type().clone(),
+        }),
+        DataType::Struct(children) => {
+            for child in children {
+                collect_unions(child, &format!("{path}.{}", child.name()), out);
+            }
+        }
+        DataType::List(child)
+        | DataType::LargeList(child)
+        | DataType::FixedSizeList(child, _)
+        | DataType::Map(child, _) => collect_unions(child, path, out),
+        _ => {}
+    }
+}
+
+/// A short name of an Arrow type for messages: `list`, `struct`, `map` ...
+fn kind(dt: &DataType) -> &'static str {
+    match dt {
+        DataType::List(_)
+        | DataType::LargeList(_)
+        | DataType::ListView(_)
+        | DataType::LargeListView(_) => "list",
+        DataType::FixedSizeList(..) => "fixed-size list",
+        DataType::Struct(_) => "struct",
+        DataType::Map(..) => "map",
+        DataType::Union(..) => "union",
+        _ => "nested",
+    }
+}
+
+/// The error refusing the columns `format` cannot hold, or `None`.
+fn refusal(schema: &Schema, format: ExportFormat, flatten: bool) -> Option<Error> {
+    let bad = unwritable_columns(schema, format, flatten);
+    if bad.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = bad
+        .iter()
+        .map(|c| format!("{} ({})", c.path, kind(&c.data_type)))
+        .collect();
+    let message = match format {
+        ExportFormat::Csv => {
+            let only_structs = bad
+                .iter()
+                .all(|c| matches!(c.data_type, DataType::Struct(_)));
+            let hint = if only_structs && !flatten {
+                "; flatten the structs into parent.member columns, or choose jsonl, arrow or parquet"
+            } else {
+                "; leave them out or choose jsonl, arrow or parquet"
+            };
+            format!("CSV cannot hold nested columns: {}{hint}", names.join(", "))
+        }
+        _ => format!(
+            "{} cannot hold union (std::variant) columns: {}; leave them out or choose arrow",
+            if format == ExportFormat::Parquet {
+                "Parquet"
+            } else {
+                "JSON"
+            },
+            names.join(", ")
+        ),
+    };
+    Some(Error::InvalidArgument(message))
+}
+
+/// The schema with struct columns replaced by their members, named
+/// `parent.member`, recursively. Members of a nullable struct become
+/// nullable.
+pub fn flatten_schema(schema: &Schema) -> SchemaRef {
+    let mut fields = Vec::new();
+    for field in schema.fields() {
+        flatten_field(field, field.name(), false, &mut fields);
+    }
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+fn flatten_field(field: &FieldRef, path: &str, parent_nullable: bool, out: &mut Vec<FieldRef>) {
+    match field.data_type() {
+        DataType::Struct(children) => {
+            let nullable = parent_nullable || field.is_nullable();
+            for child in children {
+                flatten_field(child, &format!("{path}.{}", child.name()), nullable, out);
+            }
+        }
+        _ if path == field.name() && !parent_nullable => out.push(field.clone()),
+        _ => out.push(Arc::new(
+            field
+                .as_ref()
+                .clone()
+                .with_name(path)
+                .with_nullable(field.is_nullable() || parent_nullable),
+        )),
+    }
+}
+
+/// The batch with struct columns replaced by their members (see
+/// [`flatten_schema`]); `schema` is the flattened schema. A null struct
+/// slot makes its members null there.
+pub fn flatten_batch(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for column in batch.columns() {
+        flatten_array(column.clone(), None, &mut columns)?;
+    }
+    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        columns,
+        &options,
+    )?)
+}
+
+fn flatten_array(
+    array: ArrayRef,
+    parent_nulls: Option<&NullBuffer>,
+    out: &mut Vec<ArrayRef>,
+) -> Result<()> {
+    let array = match parent_nulls {
+        Some(nulls) => with_nulls(
+            &array,
+            NullBuffer::union(Some(nulls), array.logical_nulls().as_ref()),
+        )?,
+        None => array,
+    };
+    match array.as_any().downcast_ref::<StructArray>() {
+        Some(s) => {
+            for child in s.columns() {
+                flatten_array(child.clone(), s.nulls(), out)?;
+            }
+        }
+        None => out.push(array),
+    }
+    Ok(())
+}
+
+fn with_nulls(array: &ArrayRef, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
+    let data = array.to_data().into_builder().nulls(nulls).build()?;
+    Ok(make_array(data))
+}
+
+/// Turns an error from a batch iterator back into the crate's error, so
+/// that a reading error reads as it was made.
+pub fn error_from_arrow(e: ArrowError) -> Error {
+    match e {
+        ArrowError::ExternalError(inner) => match inner.downcast::<Error>() {
+            Ok(e) => *e,
+            Err(other) => Error::Arrow(ArrowError::ExternalError(other)),
+        },
+        ArrowError::IoError(_, io) => Error::Io(io),
+        other => Error::Arrow(other),
+    }
+}
+
+fn parquet_error(e: parquet::errors::ParquetError) -> Error {
+    match e {
+        parquet::errors::ParquetError::External(inner) => {
+            match inner.downcast::<std::io::Error>() {
+                Ok(io) => Error::Io(*io),
+                Err(other) => Error::Arrow(ArrowError::ParquetError(other.to_string())),
+            }
+        }
+        other => Error::Arrow(ArrowError::ParquetError(other.to_string())),
+    }
+}
+
+enum Sink<W: Write + Send> {
+    ArrowFile(FileWriter<W>),
+    ArrowStream(StreamWriter<W>),
+    Parquet(Box<ArrowWriter<W>>),
+    JsonLines(arrow::json::Writer<W, LineDelimited>),
+    Csv(csv::Writer<W>),
+}
+
+/// Writes batches of one schema to `W` in one format, one batch at a time.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::{Int32Array, RecordBatch};
+/// use rntuple::export::{BatchWriter, ExportFormat, ExportOptions};
+/// let batch = RecordBatch::try_from_iter([("x", Arc::new(Int32Array::from(vec![1, 2])) as _)])?;
+/// let mut writer = BatchWriter::try_new(Vec::new(), &batch.schema(), ExportFormat::Csv, &ExportOptions::default())?;
+/// writer.write(&batch)?;
+/// let csv = writer.finish()?;
+/// assert_eq!(String::from_utf8(csv)?, "x\n1\n2\n");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct BatchWriter<W: Write + Send> {
+    sink: Sink<W>,
+    /// The schema written, when the input is flattened.
+    flattened: Option<SchemaRef>,
+    stats: ExportStats,
+}
+
+impl<W: Write + Send> fmt::Debug for BatchWriter<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BatchWriter")
+            .field("flattened", &self.flattened.is_some())
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+impl<W: Write + Send> BatchWriter<W> {
+    /// Starts writing batches of `schema` to `writer`. Fails, naming the
+    /// columns, when the format cannot hold some of them.
+    pub fn try_new(
+        writer: W,
+        schema: &SchemaRef,
+        format: ExportFormat,
+        options: &ExportOptions,
+    ) -> Result<Self> {
+        let flatten = options.flatten && format == ExportFormat::Csv;
+        if let Some(e) = refusal(schema, format, flatten) {
+            return Err(e);
+        }
+        let flattened = flatten.then(|| flatten_schema(schema));
+        let sink = match format {
+            ExportFormat::ArrowFile => Sink::ArrowFile(FileWriter::try_new(writer, schema)?),
+            ExportFormat::ArrowStream => Sink::ArrowStream(StreamWriter::try_new(writer, schema)?),
+            ExportFormat::Parquet => {
+                let level = ZstdLevel::try_new(options.zstd_level).map_err(parquet_error)?;
+                let props = WriterProperties::builder()
+                    .set_compression(Compression::ZSTD(level))
+                    .set_max_row_group_row_count(Some(PARQUET_ROW_GROUP_ROWS))
+                    .build();
+                let w = ArrowWriter::try_new(writer, schema.clone(), Some(props))
+                    .map_err(parquet_error)?;
+                Sink::Parquet(Box::new(w))
+            }
+            ExportFormat::JsonLines => Sink::JsonLines(
+                JsonWriterBuilder::new()
+                    .with_explicit_nulls(true)
+                    .build(writer),
+            ),
+            ExportFormat::Csv => Sink::Csv(
+                csv::WriterBuilder::new()
+                    .with_header(options.csv_header)
+                    .build(writer),
+            ),
+        };
+        Ok(Self {
+            sink,
+            flattened,
+            stats: ExportStats::default(),
+        })
+    }
+
+    /// Writes one batch.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let flat;
+        let batch = match &self.flattened {
+            Some(schema) => {
+                flat = flatten_batch(batch, schema)?;
+                &flat
+            }
+            None => batch,
+        };
+        match &mut self.sink {
+            Sink::ArrowFile(w) => w.write(batch)?,
+            Sink::ArrowStream(w) => w.write(batch)?,
+            Sink::Parquet(w) => w.write(batch).map_err(parquet_error)?,
+            Sink::JsonLines(w) => w.write(batch)?,
+            Sink::Csv(w) => w.write(batch)?,
+        }
+        self.stats.rows += batch.num_rows() as u64;
+        self.stats.batches += 1;
+        Ok(())
+    }
+
+    /// What has been written so far.
+    pub fn stats(&self) -> ExportStats {
+        self.stats
+    }
+
+    /// Writes the end of the output (IPC footer, Parquet metadata), flushes
+    /// and returns the writer.
+    pub fn finish(self) -> Result<W> {
+        let mut w = match self.sink {
+            Sink::ArrowFile(mut w) => {
+                w.finish()?;
+                w.into_inner()?
+            }
+            Sink::ArrowStream(mut w) => {
+                w.finish()?;
+                w.into_inner()?
+            }
+            Sink::Parquet(w) => w.into_inner().map_err(parquet_error)?,
+            Sink::JsonLines(mut w) => {
+                w.finish()?;
+                w.into_inner()
+            }
+            Sink::Csv(w) => w.into_inner(),
+        };
+        w.flush()?;
+        Ok(w)
+    }
+}
+
+/// Writes every batch of `batches` (of `schema`) to `writer` as it comes,
+/// then finishes the output.
+pub fn write_batches<W, I>(
+    schema: &SchemaRef,
+    batches: I,
+    writer: W,
+    format: ExportFormat,
+    options: &ExportOptions,
+) -> Result<ExportStats>
+where
+    W: Write + Send,
+    I: IntoIterator<Item = std::result::Result<RecordBatch, ArrowError>>,
+{
+    let mut out = BatchWriter::try_new(writer, schema, format, options)?;
+    for batch in batches {
+        out.write(&batch.map_err(error_from_arrow)?)?;
+    }
+    let stats = out.stats();
+    out.finish()?;
+    Ok(stats)
+}
+
+/// Writes everything `reader` gives to `writer`.
+pub fn export<R, W>(
+    reader: R,
+    writer: W,
+    format: ExportFormat,
+    options: &ExportOptions,
+) -> Result<ExportStats>
+where
+    R: RecordBatchReader,
+    W: Write + Send,
+{
+    let schema = reader.schema();
+    write_batches(&schema, reader, writer, format, options)
+}
+
+/// Writes `reader` as an Arrow IPC file.
+pub fn write_ipc_file<R: RecordBatchReader, W: Write + Send>(
+    reader: R,
+    writer: W,
+) -> Result<ExportStats> {
+    export(
+        reader,
+        writer,
+        ExportFormat::ArrowFile,
+        &ExportOptions::default(),
+    )
+}
+
+/// Writes `reader` as an Arrow IPC stream.
+pub fn write_ipc_stream<R: RecordBatchReader, W: Write + Send>(
+    reader: R,
+    writer: W,
+) -> Result<ExportStats> {
+    export(
+        reader,
+        writer,
+        ExportFormat::ArrowStream,
+        &ExportOptions::default(),
+    )
+}
+
+/// Writes `reader` as Parquet, compressed with zstd.
+pub fn write_parquet<R: RecordBatchReader, W: Write + Send>(
+    reader: R,
+    writer: W,
+) -> Result<ExportStats> {
+    export(
+        reader,
+        writer,
+        ExportFormat::Parquet,
+        &ExportOptions::default(),
+    )
+}
+
+/// Writes `reader` as JSON lines.
+pub fn write_json_lines<R: RecordBatchReader, W: Write + Send>(
+    reader: R,
+    writer: W,
+) -> Result<ExportStats> {
+    export(
+        reader,
+        writer,
+        ExportFormat::JsonLines,
+        &ExportOptions::default(),
+    )
+}
+
+/// Writes `reader` as CSV; with `flatten`, struct members become columns.
+pub fn write_csv<R: RecordBatchReader, W: Write + Send>(
+    reader: R,
+    writer: W,
+    flatten: bool,
+) -> Result<ExportStats> {
+    let options = ExportOptions {
+        flatten,
+        ..ExportOptions::default()
+    };
+    export(reader, writer, ExportFormat::Csv, &options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::types::Float32Type;
+    use arrow_array::{Float32Array, Int32Array, ListArray};
+    use arrow_buffer::BooleanBuffer;
+
+    fn nested_batch() -> RecordBatch {
+        let x = Arc::new(Int32Array::from(vec![1, 2, 3])) as ArrayRef;
+        let pt = Arc::new(Float32Array::from(vec![1.5, 2.5, 3.5])) as ArrayRef;
+        let eta = Arc::new(Int32Array::from(vec![Some(7), None, Some(9)])) as ArrayRef;
+        let s = StructArray::try_new(
+            vec![
+                Field::new("pt", DataType::Float32, false),
+                Field::new("eta", DataType::Int32, true),
+            ]
+            .into(),
+            vec![pt, eta],
+            Some(NullBuffer::new(BooleanBuffer::from(vec![
+                true, true, false,
+            ]))),
+        )
+        .unwrap();
+        RecordBatch::try_from_iter([("x", x), ("jet", Arc::new(s) as ArrayRef)]).unwrap()
+    }
+
+    #[test]
+    fn csv_refuses_structs_unless_flattened() {
+        let batch = nested_batch();
+        let err = BatchWriter::try_new(
+            Vec::new(),
+            &batch.schema(),
+            ExportFormat::Csv,
+            &ExportOptions::default(),
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(ref m) if m.contains("jet (struct)")));
+
+        let options = ExportOptions {
+            flatten: true,
+            ..ExportOptions::default()
+        };
+        let mut w =
+            BatchWriter::try_new(Vec::new(), &batch.schema(), ExportFormat::Csv, &options).unwrap();
+        w.write(&batch).unwrap();
+        let text = String::from_utf8(w.finish().unwrap()).unwrap();
+        assert_eq!(text, "x,jet.pt,jet.eta\n1,1.5,7\n2,2.5,\n3,,\n");
+    }
+
+    #[test]
+    fn csv_refuses_lists_even_flattened() {
+        let list = ListArray::from_iter_primitive::<Float32Type, _, _>(vec![
+            Some(vec![Some(1.0)]),
+            Some(vec![]),
+        ]);
+        let batch = RecordBatch::try_from_iter([("v", Arc::new(list) as ArrayRef)]).unwrap();
+        let options = ExportOptions {
+            flatten: true,
+            ..ExportOptions::default()
+        };
+        let err = BatchWriter::try_new(Vec::new(), &batch.schema(), ExportFormat::Csv, &options)
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(ref m) if m.contains("v (list)")));
+    }
+
+    #[test]
+    fn formats_parse_by_name() {
+        for f in ExportFormat::ALL {
+            assert_eq!(f.name().parse::<ExportFormat>().unwrap(), f);
+        }
+        assert!("xml".parse::<ExportFormat>().is_err());
+    }
+
+    #[test]
+    fn ipc_stream_round_trips() {
+        let batch = nested_batch();
+        let schema = batch.schema();
+        let bytes = Vec::new();
+        let mut w = BatchWriter::try_new(
+            bytes,
+            &schema,
+            ExportFormat::ArrowStream,
+            &ExportOptions::default(),
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.write(&batch).unwrap();
+        assert_eq!(
+            w.stats(),
+            ExportStats {
+                rows: 6,
+                batches: 2
+            }
+        );
+        let bytes = w.finish().unwrap();
+        let reader =
+            arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None).unwrap();
+        let back: Vec<RecordBatch> = reader.collect::<std::result::Result<_, _>>().unwrap();
+        assert_eq!(back, vec![batch.clone(), batch]);
+    }
+}
