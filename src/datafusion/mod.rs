@@ -167,10 +167,13 @@ impl SessionContextExt for SessionContext {
 }
 
 /// The session configuration RNTuple queries want: identifiers keep their
-/// case, and information_schema is on (`SHOW TABLES`, `DESCRIBE`).
+/// case, and information_schema is on (`SHOW TABLES`, `DESCRIBE`). SQL is
+/// parsed in DuckDB's dialect, which has lambdas: list filters such as
+/// `array_filter(Jet_pt, pt -> pt > 40)` keep analysis queries short.
 pub fn session_config() -> SessionConfig {
     SessionConfig::new()
         .set_bool("datafusion.sql_parser.enable_ident_normalization", false)
+        .set_str("datafusion.sql_parser.dialect", "duckdb")
         .with_information_schema(true)
 }
 
@@ -187,6 +190,12 @@ pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
         .with_default_features()
         .build();
     let ctx = SessionContext::new_with_state(state);
+    // Common subexpression elimination moves expressions that a lambda
+    // captures (`array_transform(o, k -> pt[k])` with `pt` computed in a
+    // CTE) into a projection below it, and the lambda then reads the wrong
+    // column ("Field of physical LambdaVariable ... doesn't match"). Analysis
+    // queries lean on lambdas, so the rule is left out.
+    ctx.remove_optimizer_rule("common_sub_expression_eliminate");
     register(&ctx);
     ctx
 }

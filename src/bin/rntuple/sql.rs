@@ -20,6 +20,7 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::DFParser;
+use datafusion::sql::sqlparser::dialect::dialect_from_str;
 use futures::StreamExt;
 use rntuple::datafusion::{session_context, RNTupleReadOptions, SessionContextExt};
 use rntuple::export::{unwritable_columns, BatchWriter, ExportFormat, ExportOptions};
@@ -174,7 +175,11 @@ fn location(path: &Path) -> CliResult<String> {
 
 /// Runs every statement of `text`, printing the results in order.
 async fn run_script(ctx: &SessionContext, text: &str, output: Output) -> CliResult {
-    let statements = DFParser::parse_sql(text)?;
+    // The session's dialect (DuckDB's, for lambdas), as `ctx.sql` would use.
+    let name = ctx.state().config().options().sql_parser.dialect;
+    let dialect = dialect_from_str(name)
+        .ok_or_else(|| CliError::new(format!("unsupported SQL dialect {name}")))?;
+    let statements = DFParser::parse_sql_with_dialect(text, dialect.as_ref())?;
     for statement in statements {
         let started = Instant::now();
         let plan = ctx.state().statement_to_plan(statement).await?;

@@ -1,8 +1,10 @@
-//! Kinematic functions: `delta_phi`, `delta_r`, `transverse_mass`, `inv_mass`.
+//! Kinematic functions: `delta_phi`, `delta_r`, `transverse_mass`, `inv_mass`,
+//! `pt_of_sum`.
 //!
 //! ```text
 //!  (pt, eta, phi, m) ─> px = pt cos φ, py = pt sin φ, pz = pt sinh η, E = sqrt(p² + m²)
-//!  inv_mass = sqrt((ΣE)² - (Σpx)² - (Σpy)² - (Σpz)²)         (as ROOT's VecOps::InvariantMass)
+//!  inv_mass  = sqrt((ΣE)² - ((Σpx)² + (Σpy)² + (Σpz)²))      (as ROOT's VecOps::InvariantMass)
+//!  pt_of_sum = sqrt((Σpx)² + (Σpy)²)
 //! ```
 
 use std::f64::consts::PI;
@@ -64,9 +66,39 @@ impl P4 {
         self.e += (x * x + y * y + z * z + m * m).sqrt();
     }
 
+    /// The invariant mass; negative (`-sqrt(-m²)`) for a space-like sum, as
+    /// ROOT's `LorentzVector::M()`.
     #[inline]
     fn mass(&self) -> f64 {
-        (self.e * self.e - self.x * self.x - self.y * self.y - self.z * self.z).sqrt()
+        let m2 = self.e * self.e - (self.x * self.x + self.y * self.y + self.z * self.z);
+        if m2 >= 0.0 {
+            m2.sqrt()
+        } else {
+            -(-m2).sqrt()
+        }
+    }
+
+    /// The transverse momentum.
+    #[inline]
+    fn pt(&self) -> f64 {
+        (self.x * self.x + self.y * self.y).sqrt()
+    }
+}
+
+/// What a four-vector function gives of the sum of its four-vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Quantity {
+    Mass,
+    Pt,
+}
+
+impl Quantity {
+    #[inline]
+    fn of(self, p: &P4) -> f64 {
+        match self {
+            Quantity::Mass => p.mass(),
+            Quantity::Pt => p.pt(),
+        }
     }
 }
 
@@ -149,15 +181,33 @@ udf!(
 /// `inv_mass(pt, eta, phi, m, ...)`: with one (pt, eta, phi, m) group, the
 /// invariant mass of all objects of each row; with two or more groups, the
 /// invariant mass of their sum, element by element.
+///
+/// `pt_of_sum` (made by [`InvMass::pt_of_sum`]) takes the same arguments and
+/// gives the transverse momentum of the sum instead: the pt of a dijet or
+/// trijet system.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct InvMass {
     signature: Signature,
+    name: &'static str,
+    quantity: Quantity,
 }
 
 impl InvMass {
+    /// `inv_mass(pt, eta, phi, m[, ...])`.
     pub fn new() -> Self {
         Self {
             signature: Signature::user_defined(Volatility::Immutable),
+            name: "inv_mass",
+            quantity: Quantity::Mass,
+        }
+    }
+
+    /// `pt_of_sum(pt, eta, phi, m[, ...])`.
+    pub fn pt_of_sum() -> Self {
+        Self {
+            signature: Signature::user_defined(Volatility::Immutable),
+            name: "pt_of_sum",
+            quantity: Quantity::Pt,
         }
     }
 }
@@ -170,7 +220,7 @@ impl Default for InvMass {
 
 impl ScalarUDFImpl for InvMass {
     fn name(&self) -> &str {
-        "inv_mass"
+        self.name
     }
 
     fn signature(&self) -> &Signature {
@@ -180,11 +230,12 @@ impl ScalarUDFImpl for InvMass {
     fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
         if arg_types.is_empty() || arg_types.len() % 4 != 0 {
             return Err(DataFusionError::Plan(format!(
-                "inv_mass takes groups of four arguments (pt, eta, phi, mass), not {}",
+                "{} takes groups of four arguments (pt, eta, phi, mass), not {}",
+                self.name,
                 arg_types.len()
             )));
         }
-        coerce_numeric("inv_mass", arg_types)
+        coerce_numeric(self.name, arg_types)
     }
 
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
@@ -196,14 +247,15 @@ impl ScalarUDFImpl for InvMass {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let inputs = Inputs::new("inv_mass", &args.args, args.number_rows)?;
+        let quantity = self.quantity;
+        let inputs = Inputs::new(self.name, &args.args, args.number_rows)?;
         if args.args.len() != 4 {
             return inputs.map(|x| {
                 let mut p = P4::default();
                 for g in x.chunks_exact(4) {
                     p.add_pt_eta_phi_m(g[0], g[1], g[2], g[3]);
                 }
-                p.mass()
+                quantity.of(&p)
             });
         }
         // One group: sum over each row's elements.
@@ -231,7 +283,7 @@ impl ScalarUDFImpl for InvMass {
                     _ => ok = false,
                 }
             }
-            values.push(if ok { p.mass() } else { 0.0 });
+            values.push(if ok { quantity.of(&p) } else { 0.0 });
             valid.push(ok);
         }
         inputs.finish(Arc::new(Float64Array::new(
@@ -259,5 +311,18 @@ mod tests {
         p.add_pt_eta_phi_m(45.0, 0.0, PI, 0.0);
         assert!((p.mass() - 90.0).abs() < 1e-9);
         assert!((transverse_mass(45.0, 0.0, 45.0, PI) - 90.0).abs() < 1e-9);
+        assert!(p.pt().abs() < 1e-9);
+    }
+
+    #[test]
+    fn space_like_sum_has_negative_mass() {
+        let p = P4 {
+            x: 3.0,
+            y: 0.0,
+            z: 4.0,
+            e: 3.0,
+        };
+        assert_eq!(p.mass(), -4.0);
+        assert_eq!(p.pt(), 3.0);
     }
 }

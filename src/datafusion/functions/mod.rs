@@ -19,6 +19,8 @@
 //! | `transverse_mass(pt1, phi1, pt2, phi2)` | `sqrt(2 pt1 pt2 (1 - cos(phi1 - phi2)))` |
 //! | `inv_mass(pt, eta, phi, m)` | invariant mass of the sum of all objects of each row's lists |
 //! | `inv_mass(pt1, eta1, phi1, m1, pt2, eta2, phi2, m2, ...)` | invariant mass of the sum of two or more four-vectors, element by element |
+//! | `pt_of_sum(...)` | the same arguments as `inv_mass`; the transverse momentum of the sum |
+//! | `argmin(list)` / `argmax(list)` | 1-based position of each row's smallest / largest element (the first of equals), for `list[argmin(d)]` |
 //! | `pairs(n)` / `triples(n)` | every distinct pair / triple of indices `1..=n` (or of a list's elements), as `List<Struct{i, j[, k]}>`, 1-based for `list[i]` |
 //!
 //! ```sql
@@ -41,6 +43,7 @@
 
 mod combinations;
 mod kinematics;
+mod position;
 
 use std::sync::Arc;
 
@@ -53,6 +56,7 @@ use datafusion::logical_expr::{ColumnarValue, ScalarUDF};
 
 pub use combinations::Combinations;
 pub use kinematics::{DeltaPhi, DeltaR, InvMass, TransverseMass};
+pub use position::ArgExtreme;
 
 /// Every HEP function, ready to register with a session.
 pub fn all() -> Vec<ScalarUDF> {
@@ -61,8 +65,11 @@ pub fn all() -> Vec<ScalarUDF> {
         ScalarUDF::from(DeltaR::new()),
         ScalarUDF::from(TransverseMass::new()),
         ScalarUDF::from(InvMass::new()),
+        ScalarUDF::from(InvMass::pt_of_sum()),
         ScalarUDF::from(Combinations::pairs()),
         ScalarUDF::from(Combinations::triples()),
+        ScalarUDF::from(ArgExtreme::argmin()),
+        ScalarUDF::from(ArgExtreme::argmax()),
     ]
 }
 
@@ -71,7 +78,7 @@ pub(crate) fn float_list() -> DataType {
     DataType::List(Arc::new(Field::new_list_field(DataType::Float64, true)))
 }
 
-fn is_list(dt: &DataType) -> bool {
+pub(crate) fn is_list(dt: &DataType) -> bool {
     matches!(
         dt,
         DataType::List(_)

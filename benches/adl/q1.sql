@@ -1,0 +1,3 @@
+-- ADL Q1: the missing transverse momentum of every event.
+SELECT CAST(MET_pt AS DOUBLE) AS x
+FROM events
