@@ -265,6 +265,19 @@ pub fn decompress_into(src: &[u8], dst: &mut [u8], offset: u64) -> Result<()> {
     chunks.finish()
 }
 
+/// Checks a ROOT compression block `src` that should inflate to
+/// `uncompressed_len` bytes without decompressing it: every chunk header
+/// must be sound, fit the input, claim no more than its algorithm can
+/// produce from its payload, and the chunks must add up to exactly
+/// `uncompressed_len`. A block for which this holds justifies a buffer of
+/// `uncompressed_len` bytes. `offset` is the file offset of `src`, for errors.
+pub fn check_block(src: &[u8], uncompressed_len: usize, offset: u64) -> Result<()> {
+    if src.len() == uncompressed_len {
+        return Ok(());
+    }
+    Chunks::new(src, uncompressed_len, offset).validate()
+}
+
 /// Decompresses a ROOT compression block `src` of `uncompressed_len` bytes
 /// into a new vector. `offset` is the file offset of `src`, for errors.
 ///
@@ -274,7 +287,7 @@ pub fn decompress_to_vec(src: &[u8], uncompressed_len: usize, offset: u64) -> Re
     if src.len() == uncompressed_len {
         return Ok(src.to_vec());
     }
-    Chunks::new(src, uncompressed_len, offset).validate()?;
+    check_block(src, uncompressed_len, offset)?;
     let mut out = vec![0u8; uncompressed_len];
     decompress_into(src, &mut out, offset)?;
     Ok(out)

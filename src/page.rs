@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::compression::decompress_into;
+use crate::compression::{check_block, decompress_into};
 use crate::container::read_blob;
 use crate::descriptor::{ClusterDescriptor, ColumnDescriptor};
 use crate::encoding::{self, BitVec, ColumnCoding, NativeType};
@@ -24,17 +24,25 @@ use crate::envelope::PageRecord;
 use crate::error::{Error, Result, ResultExt};
 use crate::io::ReadAt;
 
-/// Limits that protect against decompression bombs.
+/// Limits that protect against decompression bombs: pages and batches
+/// whose declared sizes the file's bytes justify (see
+/// [`crate::compression::check_block`]) but that would still take more
+/// memory than the caller allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Largest uncompressed page accepted, in bytes.
+    /// Largest uncompressed page (or envelope) accepted, in bytes.
     pub max_page_bytes: u64,
+    /// Most bytes one read of a column range (one batch of one column) may
+    /// materialise: the pages it decompresses and the synthetic zeros of
+    /// deferred or absent columns, counted at their width on storage.
+    pub max_batch_bytes: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Self {
             max_page_bytes: 1 << 30,
+            max_batch_bytes: 1 << 32,
         }
     }
 }
@@ -62,6 +70,9 @@ pub struct ColumnCursor {
     current: Option<(usize, Vec<u8>)>,
     /// The current page decoded, for batches that take only part of it.
     decoded: Option<(usize, Box<dyn Any + Send + Sync>)>,
+    /// Bytes materialised by the read in progress, against
+    /// [`Limits::max_batch_bytes`].
+    batch_bytes: u64,
 }
 
 impl ColumnCursor {
@@ -114,6 +125,7 @@ impl ColumnCursor {
             starts,
             current: None,
             decoded: None,
+            batch_bytes: 0,
         })
     }
 
@@ -148,10 +160,17 @@ impl ColumnCursor {
                 ),
             ));
         }
+        self.batch_bytes = 0;
         let mut at = range.start;
         let zeros_end = self.zeros_end().min(range.end);
         if at < zeros_end {
-            f(Piece::Zeros(to_usize(zeros_end - at)?), &self.coding)?;
+            let n = zeros_end - at;
+            self.charge(
+                "synthetic zeros of a column",
+                n.saturating_mul(u64::from(self.coding.bits_on_storage))
+                    .div_ceil(8),
+            )?;
+            f(Piece::Zeros(to_usize(n)?), &self.coding)?;
             at = zeros_end;
         }
         while at < range.end {
@@ -196,6 +215,21 @@ impl ColumnCursor {
             }
             at = stop;
         }
+        Ok(())
+    }
+
+    /// Counts `bytes` more against the batch limit.
+    fn charge(&mut self, what: &'static str, bytes: u64) -> Result<()> {
+        let total = self.batch_bytes.saturating_add(bytes);
+        let limit = self.source.limits.max_batch_bytes;
+        if total > limit {
+            return Err(Error::LimitExceeded {
+                what,
+                requested: total,
+                limit,
+            });
+        }
+        self.batch_bytes = total;
         Ok(())
     }
 
@@ -248,18 +282,16 @@ impl ColumnCursor {
                 });
             }
         }
-        if len > compressed.len() as u64 && compressed.len() < 9 {
-            return Err(Error::malformed(
-                "page",
-                offset,
-                format!("{} bytes cannot hold a {len}-byte page", compressed.len()),
-            ));
-        }
+        let len_usize = to_usize(len)?;
+        // The chunk headers must justify the page's size before a buffer
+        // of that size exists.
+        check_block(compressed, len_usize, offset)?;
+        self.charge("decompressed pages of a batch", len)?;
         let mut buf = std::mem::take(&mut self.current)
             .map(|(_, b)| b)
             .unwrap_or_default();
         buf.clear();
-        buf.resize(to_usize(len)?, 0);
+        buf.resize(len_usize, 0);
         decompress_into(compressed, &mut buf, offset)?;
         self.current = Some((k, buf));
         Ok(())
@@ -314,7 +346,7 @@ impl ColumnCursor {
         range: Range<u64>,
         out: &mut Vec<V>,
         zero: V,
-        decode: fn(&ColumnCoding, &[u8], usize, u64, &mut Vec<V>) -> Result<()>,
+        decode: DecodeFn<V>,
     ) -> Result<()> {
         let mut cache = self.decoded.take();
         let ctx = self.context();
@@ -414,6 +446,9 @@ impl ColumnCursor {
         .with_context(|| ctx)
     }
 }
+
+/// A page decoder: coding, page bytes, element count, file offset, output.
+type DecodeFn<V> = fn(&ColumnCoding, &[u8], usize, u64, &mut Vec<V>) -> Result<()>;
 
 enum Piece<'a> {
     Zeros(usize),
