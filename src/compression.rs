@@ -35,6 +35,18 @@
 //! decompressed or allocated, and each decompressor must produce exactly the
 //! declared number of bytes.
 
+// File input never panics: the parsers and decoders check every index and
+// length instead (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
 use std::cell::RefCell;
 
 use crate::error::{Error, Result};

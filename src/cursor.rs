@@ -5,6 +5,18 @@
 //! Little-endian reads serve the RNTuple envelopes, big-endian reads the ROOT
 //! container (file header, keys, directories, anchor).
 
+// File input never panics: the parsers and decoders check every index and
+// length instead (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
 use crate::error::{Error, Result};
 
 /// A position in a byte slice, with the file offset of the slice's first byte.
@@ -64,7 +76,7 @@ impl<'a> Cursor<'a> {
 
     /// Bytes left after the current position.
     pub fn remaining(&self) -> usize {
-        self.data.len() - self.pos
+        self.data.len().saturating_sub(self.pos)
     }
 
     /// The whole underlying slice.
@@ -88,10 +100,11 @@ impl<'a> Cursor<'a> {
 
     /// Takes the next `n` bytes.
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
-        if n > self.remaining() {
-            return Err(self.eof(n));
-        }
-        let out = &self.data[self.pos..self.pos + n];
+        let out = self
+            .pos
+            .checked_add(n)
+            .and_then(|end| self.data.get(self.pos..end))
+            .ok_or_else(|| self.eof(n))?;
         self.pos += n;
         Ok(out)
     }

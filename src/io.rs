@@ -10,6 +10,18 @@
 //! Every read is checked against [`ReadAt::len`], so a locator that points
 //! past the end of the file gives [`Error::UnexpectedEof`] with its offset.
 
+// File input never panics: the parsers and decoders check every index and
+// length instead (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;

@@ -10,6 +10,18 @@
 //! A [`ColumnCursor`] keeps the last decompressed page, so consecutive
 //! batches that share a page fetch and decompress it once.
 
+// File input never panics: the parsers and decoders check every index and
+// length instead (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
 use std::any::Any;
 use std::ops::Range;
 use std::sync::Arc;

@@ -23,6 +23,18 @@
 //! [`RootFile::open`] reads the header and the top directory, walks the
 //! directory tree, and reads and verifies every anchor it finds.
 
+// File input never panics: the parsers and decoders check every index and
+// length instead (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
 mod anchor;
 mod blob;
 mod directory;

@@ -11,6 +11,18 @@
 //! [`Descriptor::columns`]. Every parent comes before its children, so the
 //! field tree has no cycles, and its depth is bounded by [`MAX_FIELD_DEPTH`].
 
+// File input never panics: the parsers and decoders check every index and
+// length instead (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
 mod column_type;
 
 pub use column_type::{ColumnType, Encoding};

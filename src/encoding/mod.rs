@@ -29,6 +29,18 @@
 //! The `encode_*` functions are the exact inverses, for tests, fuzzing and
 //! benchmarks.
 
+// File input never panics: the parsers and decoders check every index and
+// length instead (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
 mod bits;
 mod delta;
 mod native;

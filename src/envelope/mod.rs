@@ -14,6 +14,18 @@
 //! positions inside the decompressed envelope; callers add the file offset
 //! of the envelope as context.
 
+// File input never panics: the parsers and decoders check every index and
+// length instead (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
 mod footer;
 mod frame;
 mod header;
