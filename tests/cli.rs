@@ -926,3 +926,36 @@ fn corpus_ls_and_schema_never_panic() {
         }
     }
 }
+
+#[test]
+fn index_writes_a_sidecar_that_sql_prunes_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("nano.root");
+    std::fs::copy(fixture("adl/nanoaod_clusters.root"), &data).unwrap();
+    let data = data.to_str().unwrap();
+    let out = run_ok(&["index", data, "--columns", "event,MET_pt"]);
+    let sidecar = format!("{data}.rntidx");
+    assert_eq!(out.trim(), sidecar);
+    assert!(Path::new(&sidecar).exists());
+    // Events are numbered in order, so a cut on `event` excludes all but
+    // the clusters holding the first hundred events.
+    let plan = run_ok(&[
+        "sql",
+        "--table",
+        &format!("events={data}"),
+        "-c",
+        "EXPLAIN ANALYZE SELECT count(*) FROM events WHERE event < 100",
+    ]);
+    let pruned: u64 = plan
+        .split("clusters_pruned=")
+        .nth(1)
+        .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no clusters_pruned in {plan}"));
+    assert!(pruned >= 10, "only {pruned} of 12 clusters pruned:\n{plan}");
+    // An unknown field is one clear error.
+    let args = ["index", data, "--columns", "nope"];
+    let out = rntuple().args(args).output().unwrap();
+    let line = assert_one_line_error(&out, &args);
+    assert!(line.contains("nope"), "{line}");
+}

@@ -7,11 +7,13 @@
 //!  rntuple cat FILE                   read.rs      entries as a table, JSON lines or CSV
 //!  rntuple export FILE -o OUT         read.rs      Arrow IPC, Parquet, JSON lines, CSV
 //!  rntuple sql [FILE...] [-c QUERY]   sql.rs       DataFusion SQL, or an interactive prompt
+//!  rntuple index FILE...              index.rs     per-cluster min/max sidecars for SQL pruning
 //! ```
 //!
 //! A thin shell over the library. Every error is one line on stderr,
 //! `rntuple: <what went wrong and where>`, and a non-zero exit.
 
+mod index;
 mod inspect;
 mod read;
 mod sql;
@@ -54,6 +56,21 @@ enum Command {
     Export(ExportArgs),
     /// Run SQL over RNTuple files (an interactive prompt without a query).
     Sql(SqlArgs),
+    /// Write per-cluster min/max sidecars (FILE.rntidx) that let SQL filters skip clusters.
+    Index(IndexArgs),
+}
+
+#[derive(Debug, Args)]
+struct IndexArgs {
+    /// ROOT files; each gets FILE.rntidx beside it.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The RNTuple to index (its name or directory path); needed when a file holds several.
+    #[arg(long)]
+    ntuple: Option<String>,
+    /// Top-level scalar fields to index, comma-separated (default: every scalar field).
+    #[arg(long, value_delimiter = ',', value_name = "FIELDS")]
+    columns: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -215,6 +232,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Cat(a) => read::cat(&a, quiet),
         Command::Export(a) => read::export(&a, quiet),
         Command::Sql(a) => sql::sql(&a, quiet),
+        Command::Index(a) => index::index(&a, quiet),
     }
 }
 
