@@ -4,12 +4,14 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::Arc;
 
 use arrow_schema::DataType;
 use rntuple::arrow::FieldNode;
 use rntuple::descriptor::{
     ClusterDescriptor, ColumnDescriptor, Descriptor, Encoding, FieldDescriptor,
 };
+use rntuple::io::FileReader;
 use rntuple::{RNTuple, RNTupleFile};
 
 use crate::util::{
@@ -18,8 +20,14 @@ use crate::util::{
 use crate::{InfoArgs, LsArgs, SchemaArgs};
 
 /// Opens a file; the error names the file already.
+///
+/// The command reads with positioned reads rather than a memory map: a
+/// stream over a large file then holds only the clusters in flight, where
+/// every mapped page it touched would count in its resident memory.
 pub fn open(path: &Path) -> CliResult<RNTupleFile> {
-    Ok(RNTupleFile::open(path)?)
+    let source = FileReader::open(path).map_err(|e| CliError::from(e).context(path.display()))?;
+    RNTupleFile::from_source(Arc::new(source))
+        .map_err(|e| CliError::from(e).context(path.display()))
 }
 
 /// Opens one RNTuple of a file.
