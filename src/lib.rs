@@ -43,6 +43,7 @@ pub mod page;
 pub mod reader;
 
 pub use error::{Error, Result};
+pub use page::Limits;
 pub use reader::{
     NTupleInfo, RNTuple, RNTupleFile, RNTupleReaderBuilder, RNTupleRecordBatchReader,
 };

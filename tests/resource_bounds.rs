@@ -78,6 +78,48 @@ fn a_page_larger_than_the_page_limit_is_refused() {
 }
 
 #[test]
+fn limits_set_on_the_file_or_the_builder_bound_a_read() {
+    let bytes =
+        Bytes::from(std::fs::read(common::data_dir().join("compression_bigpage.root")).unwrap());
+    let small = Limits {
+        max_page_bytes: 1 << 20,
+        ..Limits::default()
+    };
+    let read = |file: RNTupleFile, builder_limits: Option<Limits>| {
+        let mut builder = file.reader_builder(Some("zstd")).unwrap();
+        if let Some(limits) = builder_limits {
+            builder = builder.with_limits(limits);
+        }
+        builder.build().unwrap().collect_batches()
+    };
+    let file = RNTupleFile::from_bytes(bytes.clone()).unwrap();
+    assert!(read(file.clone(), None).is_ok());
+    // On the builder: the 20 MiB page is refused.
+    let err = read(file, Some(small)).unwrap_err();
+    assert!(limit_exceeded(&err), "{err}");
+    // On the file: the RNTuple and its reads inherit them.
+    let file = RNTupleFile::from_bytes(bytes.clone())
+        .unwrap()
+        .with_limits(small);
+    assert_eq!(file.ntuple(Some("zstd")).unwrap().limits(), small);
+    let err = read(file.clone(), None).unwrap_err();
+    assert!(limit_exceeded(&err), "{err}");
+    // The builder can raise them again for one read.
+    assert!(read(file, Some(Limits::default())).is_ok());
+    // Envelopes count against the page limit too.
+    let tiny = Limits {
+        max_page_bytes: 16,
+        ..Limits::default()
+    };
+    let err = RNTupleFile::from_bytes(bytes)
+        .unwrap()
+        .with_limits(tiny)
+        .ntuple(Some("zstd"))
+        .unwrap_err();
+    assert!(limit_exceeded(&err), "{err}");
+}
+
+#[test]
 fn a_batch_larger_than_the_batch_limit_is_refused() {
     let ntuple = ntuple("compression.root", "zstd");
     let clusters = ntuple.clusters().unwrap();

@@ -375,7 +375,7 @@ mod tests {
         let n_clusters = meta.clusters.len();
         assert!(n_clusters > 4);
         let source = RNTupleSource::new(
-            TableSchema::from_file_schema(meta.schema.clone()),
+            TableSchema::from(meta.schema.clone()),
             options,
             Arc::new(MetadataCache::default()),
         );

@@ -13,6 +13,7 @@ use crate::arrow::schema::project;
 use crate::arrow::FieldNode;
 use crate::descriptor::{ClusterDescriptor, Descriptor};
 use crate::error::{Result, ResultExt};
+use crate::page::{Limits, PageSource};
 
 /// Default number of entries per batch.
 pub const DEFAULT_BATCH_SIZE: usize = 65_536;
@@ -44,6 +45,7 @@ pub struct RNTupleReaderBuilder {
     clusters: Option<Vec<u64>>,
     batch_size: usize,
     limit: Option<u64>,
+    limits: Limits,
 }
 
 impl RNTupleReaderBuilder {
@@ -53,11 +55,12 @@ impl RNTupleReaderBuilder {
         Self {
             nodes: mapping.nodes.clone(),
             schema: mapping.schema.clone(),
-            ntuple,
             entry_range: None,
             clusters: None,
             batch_size: DEFAULT_BATCH_SIZE,
             limit: None,
+            limits: ntuple.limits(),
+            ntuple,
         }
     }
 
@@ -112,6 +115,15 @@ impl RNTupleReaderBuilder {
         self
     }
 
+    /// Bounds the memory of the read: the largest page and the bytes one
+    /// batch of one column may decompress. A read that would exceed them
+    /// fails with [`Error::LimitExceeded`](crate::Error::LimitExceeded).
+    /// Defaults to the limits the RNTuple was opened with.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// Stops after `n` entries.
     pub fn with_limit(mut self, n: u64) -> Self {
         self.limit = Some(n);
@@ -148,7 +160,12 @@ impl RNTupleReaderBuilder {
     /// Plans the read and returns the batch iterator.
     pub fn build(self) -> Result<RNTupleRecordBatchReader> {
         let plan = self.plan()?;
+        let pages = PageSource {
+            limits: self.limits,
+            ..self.ntuple.page_source()
+        };
         Ok(RNTupleRecordBatchReader {
+            pages,
             ntuple: self.ntuple,
             nodes: self.nodes,
             schema: self.schema,
@@ -163,6 +180,7 @@ impl RNTupleReaderBuilder {
 #[derive(Debug)]
 pub struct RNTupleRecordBatchReader {
     ntuple: RNTuple,
+    pages: PageSource,
     nodes: Vec<FieldNode>,
     schema: SchemaRef,
     batch_size: u64,
@@ -204,11 +222,10 @@ impl RNTupleRecordBatchReader {
                 return Ok(None);
             };
             let descriptor = self.ntuple.descriptor();
-            let pages = self.ntuple.page_source();
             let readers = self
                 .nodes
                 .iter()
-                .map(|node| NodeReader::new(descriptor, &pages, node, &cluster))
+                .map(|node| NodeReader::new(descriptor, &self.pages, node, &cluster))
                 .collect::<Result<Vec<_>>>()
                 .with_context(|| format!("cluster {}", cluster.id))?;
             self.current = Some(ClusterState {

@@ -30,6 +30,7 @@ pub struct NTupleInfo {
 pub struct RNTupleFile {
     source: Arc<dyn ReadAt>,
     root: Arc<RootFile>,
+    limits: Limits,
 }
 
 impl RNTupleFile {
@@ -62,7 +63,25 @@ impl RNTupleFile {
         Ok(Self {
             source,
             root: Arc::new(root),
+            limits: Limits::default(),
         })
+    }
+
+    /// Sets the memory limits of the RNTuples opened from now on: the
+    /// largest envelope or page and the bytes one batch of one column may
+    /// decompress (see [`Limits`]).
+    ///
+    /// ```no_run
+    /// use rntuple::{Limits, RNTupleFile};
+    /// let file = RNTupleFile::open("events.root")?.with_limits(Limits {
+    ///     max_page_bytes: 64 << 20,
+    ///     max_batch_bytes: 1 << 30,
+    /// });
+    /// # Ok::<(), rntuple::Error>(())
+    /// ```
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Every RNTuple in the file, in the top directory and below.
@@ -113,7 +132,7 @@ impl RNTupleFile {
                 }
             ))
         })?;
-        RNTuple::open(self.source.clone(), &entry.anchor)
+        RNTuple::open_with_limits(self.source.clone(), &entry.anchor, self.limits)
             .with_context(|| format!("RNTuple {}", entry.path))
     }
 
@@ -188,7 +207,16 @@ fn read_block(
 impl RNTuple {
     /// Reads the header and footer of the RNTuple an anchor points to.
     pub fn open(source: Arc<dyn ReadAt>, anchor: &Anchor) -> Result<Self> {
-        let limits = Limits::default();
+        Self::open_with_limits(source, anchor, Limits::default())
+    }
+
+    /// [`open`](Self::open) with other limits than the defaults; they also
+    /// bound the page lists read later and the pages of every read.
+    pub fn open_with_limits(
+        source: Arc<dyn ReadAt>,
+        anchor: &Anchor,
+        limits: Limits,
+    ) -> Result<Self> {
         let mk = anchor.max_key_size;
         let header = read_block(
             source.as_ref(),
