@@ -228,3 +228,37 @@ async fn adl_values_agree_with_root() {
         );
     }
 }
+
+/// `q6.sql` answers Q6a and Q6b in one pass: its columns x and y are the
+/// values of q6a.sql and q6b.sql, bit for bit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn q6_in_one_pass_equals_q6a_and_q6b() {
+    let path = root().join("tests/data/adl/nanoaod_events.root");
+    let ctx = session_context_with_config(session_config());
+    ctx.register_rntuple(
+        "events",
+        path.to_str().unwrap(),
+        RNTupleReadOptions::default().with_ntuple("Events"),
+    )
+    .await
+    .unwrap();
+    let sql = std::fs::read_to_string(root().join("benches/adl/q6.sql")).unwrap();
+    let batches = ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for batch in &batches {
+        let column = |name: &str| {
+            batch
+                .column_by_name(name)
+                .unwrap()
+                .as_primitive::<Float64Type>()
+                .values()
+                .to_vec()
+        };
+        x.extend(column("x"));
+        y.extend(column("y"));
+    }
+    let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+    assert!(!x.is_empty());
+    assert_eq!(bits(&x), bits(&run_query("q6a", &path, 1).await));
+    assert_eq!(bits(&y), bits(&run_query("q6b", &path, 1).await));
+}

@@ -107,7 +107,7 @@ def run_one(system, task, args, tmp):
         total, rss, values = 0.0, 0.0, {}
         for name in parts(task):
             out = os.path.join(tmp, name + ".arrow")
-            argv = [os.path.join(args.bin_dir, "rntuple"), "sql", root_file, "-f", os.path.join(ADL, name + ".sql"),
+            argv = [os.path.join(args.bin_dir, "rntuple"), "sql", "--table", "events=" + root_file, "-f", os.path.join(ADL, name + ".sql"),
                     "--format", "arrow"]
             seconds, r, _ = measure(argv, stdout_path=out)
             total += seconds

@@ -19,8 +19,12 @@
 //! | `transverse_mass(pt1, phi1, pt2, phi2)` | `sqrt(2 pt1 pt2 (1 - cos(phi1 - phi2)))` |
 //! | `inv_mass(pt, eta, phi, m)` | invariant mass of the sum of all objects of each row's lists |
 //! | `inv_mass(pt1, eta1, phi1, m1, pt2, eta2, phi2, m2, ...)` | invariant mass of the sum of two or more four-vectors, element by element |
+//! | `p4(pt, eta, phi, m)` | the Cartesian four-vector `{px, py, pz, e}` (element by element over lists) |
+//! | `inv_mass(v1, v2, ...)` | with four-vectors from `p4` (or lists of them): the invariant mass of their sum, element by element |
 //! | `pt_of_sum(...)` | the same arguments as `inv_mass`; the transverse momentum of the sum |
 //! | `argmin(list)` / `argmax(list)` | 1-based position of each row's smallest / largest element (the first of equals), for `list[argmin(d)]` |
+//! | `min_delta_r(eta, phi, other_eta, other_phi)` | per element of the first lists, the smallest `delta_r` to the other lists' elements (`+inf` if none) |
+//! | `list_select(list, positions)` | the elements at 1-based `positions` (a list), as DuckDB's; gathers the objects of `pairs`/`triples` |
 //! | `pairs(n)` / `triples(n)` | every distinct pair / triple of indices `1..=n` (or of a list's elements), as `List<Struct{i, j[, k]}>`, 1-based for `list[i]` |
 //!
 //! ```sql
@@ -44,6 +48,7 @@
 mod combinations;
 mod kinematics;
 mod position;
+mod select;
 
 use std::sync::Arc;
 
@@ -55,8 +60,9 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{ColumnarValue, ScalarUDF};
 
 pub use combinations::Combinations;
-pub use kinematics::{DeltaPhi, DeltaR, InvMass, TransverseMass};
+pub use kinematics::{DeltaPhi, DeltaR, FourVector, InvMass, MinDeltaR, TransverseMass};
 pub use position::ArgExtreme;
+pub use select::ListSelect;
 
 /// Every HEP function, ready to register with a session.
 pub fn all() -> Vec<ScalarUDF> {
@@ -70,6 +76,9 @@ pub fn all() -> Vec<ScalarUDF> {
         ScalarUDF::from(Combinations::triples()),
         ScalarUDF::from(ArgExtreme::argmin()),
         ScalarUDF::from(ArgExtreme::argmax()),
+        ScalarUDF::from(MinDeltaR::new()),
+        ScalarUDF::from(FourVector::new()),
+        ScalarUDF::from(ListSelect::new()),
     ]
 }
 
@@ -235,9 +244,24 @@ impl Inputs {
 
     /// Applies `f` element by element: numbers in, a number (or a list per row) out.
     pub(crate) fn map(&self, f: impl Fn(&[f64]) -> f64) -> Result<ColumnarValue> {
+        let mut arrays = self.map_n(1, |xs, out| out[0] = f(xs))?;
+        self.finish(
+            arrays
+                .pop()
+                .unwrap_or_else(|| Arc::new(Float64Array::from(Vec::<f64>::new()))),
+        )
+    }
+
+    /// Applies `f` element by element, `f` writing `k` numbers: `k` arrays
+    /// out (numbers, or lists of the same shape).
+    pub(crate) fn map_n(&self, k: usize, f: impl Fn(&[f64], &mut [f64])) -> Result<Vec<ArrayRef>> {
+        if let Some(out) = self.map_flat(k, &f)? {
+            return Ok(out);
+        }
         let n_args = self.inputs.len();
         let mut xs = vec![0.0; n_args];
-        let mut values: Vec<f64> = Vec::new();
+        let mut ys = vec![0.0; k];
+        let mut values: Vec<Vec<f64>> = vec![Vec::new(); k];
         let mut valid: Vec<bool> = Vec::new();
         let mut offsets: Vec<i32> = Vec::with_capacity(self.n_rows + 1);
         let mut row_valid: Vec<bool> = Vec::with_capacity(self.n_rows);
@@ -247,33 +271,108 @@ impl Inputs {
             row_valid.push(len.is_some());
             let len = if self.any_list { len.unwrap_or(0) } else { 1 };
             for j in 0..len {
-                let mut ok = true;
+                let mut ok = row_valid[row];
                 for (a, x) in xs.iter_mut().enumerate() {
                     match self.value(a, row, j) {
                         Some(v) => *x = v,
                         None => ok = false,
                     }
                 }
-                ok &= row_valid[row];
-                values.push(if ok { f(&xs) } else { 0.0 });
+                if ok {
+                    f(&xs, &mut ys);
+                } else {
+                    ys.fill(0.0);
+                }
+                for (v, y) in values.iter_mut().zip(&ys) {
+                    v.push(*y);
+                }
                 valid.push(ok);
             }
-            let end = i32::try_from(values.len()).map_err(|_| {
+            let end = i32::try_from(valid.len()).map_err(|_| {
                 DataFusionError::Execution(format!("{}: result too large", self.name))
             })?;
             offsets.push(end);
         }
-        let values = Float64Array::new(values.into(), Some(NullBuffer::from(valid)));
-        if !self.any_list {
-            return self.finish(Arc::new(values));
+        let nulls = NullBuffer::from(valid);
+        let offsets = OffsetBuffer::new(offsets.into());
+        let row_nulls = NullBuffer::from(row_valid);
+        values
+            .into_iter()
+            .map(|v| {
+                let values = Float64Array::new(v.into(), Some(nulls.clone()));
+                if !self.any_list {
+                    return Ok(Arc::new(values) as ArrayRef);
+                }
+                Ok(Arc::new(ListArray::try_new(
+                    Arc::new(Field::new_list_field(DataType::Float64, true)),
+                    offsets.clone(),
+                    Arc::new(values),
+                    Some(row_nulls.clone()),
+                )?) as ArrayRef)
+            })
+            .collect()
+    }
+
+    /// The common case of [`map_n`](Self::map_n) in one pass over the
+    /// values: every argument a list, all with the same offsets, and no
+    /// nulls (as the lists `list_select` gathers for pairs and triples).
+    /// `None` when the arguments are not like that.
+    fn map_flat(&self, k: usize, f: &impl Fn(&[f64], &mut [f64])) -> Result<Option<Vec<ArrayRef>>> {
+        let mut slices = Vec::with_capacity(self.inputs.len());
+        let mut shape: Option<&OffsetBuffer<i32>> = None;
+        for input in &self.inputs {
+            let Input::List {
+                offsets,
+                values,
+                nulls,
+            } = input
+            else {
+                return Ok(None);
+            };
+            if nulls.as_ref().is_some_and(|n| n.null_count() > 0) || values.null_count() > 0 {
+                return Ok(None);
+            }
+            match shape {
+                Some(s) if s.inner() != offsets.inner() => return Ok(None),
+                _ => shape = Some(offsets),
+            }
+            let (start, end) = (offsets[0] as usize, offsets[offsets.len() - 1] as usize);
+            let Some(slice) = values.values().get(start..end) else {
+                return Ok(None);
+            };
+            slices.push(slice);
         }
-        let list = ListArray::try_new(
-            Arc::new(Field::new_list_field(DataType::Float64, true)),
-            OffsetBuffer::new(offsets.into()),
-            Arc::new(values),
-            Some(NullBuffer::from(row_valid)),
-        )?;
-        self.finish(Arc::new(list))
+        let Some(offsets) = shape else {
+            return Ok(None);
+        };
+        let total = slices.first().map_or(0, |s| s.len());
+        let mut xs = vec![0.0; slices.len()];
+        let mut ys = vec![0.0; k];
+        let mut values: Vec<Vec<f64>> = (0..k).map(|_| Vec::with_capacity(total)).collect();
+        for e in 0..total {
+            for (x, slice) in xs.iter_mut().zip(&slices) {
+                *x = slice[e];
+            }
+            f(&xs, &mut ys);
+            for (v, y) in values.iter_mut().zip(&ys) {
+                v.push(*y);
+            }
+        }
+        let first = offsets[0];
+        let offsets =
+            OffsetBuffer::new(offsets.iter().map(|o| o - first).collect::<Vec<_>>().into());
+        values
+            .into_iter()
+            .map(|v| {
+                Ok(Arc::new(ListArray::try_new(
+                    Arc::new(Field::new_list_field(DataType::Float64, true)),
+                    offsets.clone(),
+                    Arc::new(Float64Array::from(v)),
+                    None,
+                )?) as ArrayRef)
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
     }
 
     /// A scalar result for an all-scalar call, an array otherwise.
