@@ -302,8 +302,13 @@ impl ColumnCursor {
         let mut buf = std::mem::take(&mut self.current)
             .map(|(_, b)| b)
             .unwrap_or_default();
-        buf.clear();
-        buf.resize(len_usize, 0);
+        // Every byte is overwritten by the decompression (or the copy of an
+        // uncompressed page), so a reused buffer is not cleared first.
+        if buf.len() < len_usize {
+            buf.resize(len_usize, 0);
+        } else {
+            buf.truncate(len_usize);
+        }
         decompress_into(compressed, &mut buf, offset)?;
         self.current = Some((k, buf));
         Ok(())
