@@ -667,15 +667,24 @@ impl ScalarUDFImpl for MinDeltaR {
                     lists[1].offsets()[row] as usize,
                     lists[3].offsets()[row] as usize,
                 );
+                // A null coordinate gives a null distance; other objects with
+                // a null coordinate are passed over.
                 for a in 0..a1 - a0 {
+                    if values[0].is_null(a0 + a) || values[1].is_null(p0 + a) {
+                        out.push(None);
+                        continue;
+                    }
                     let mut best = f64::INFINITY;
                     for b in 0..b1 - b0 {
+                        if values[2].is_null(b0 + b) || values[3].is_null(q0 + b) {
+                            continue;
+                        }
                         let d = delta_r(eta[a0 + a], phi[p0 + a], oeta[b0 + b], ophi[q0 + b]);
                         if d < best {
                             best = d;
                         }
                     }
-                    out.push(best);
+                    out.push(Some(best));
                 }
             }
             valid.push(ok);
@@ -688,7 +697,7 @@ impl ScalarUDFImpl for MinDeltaR {
         let list = ListArray::try_new(
             Arc::new(arrow_schema::Field::new_list_field(DataType::Float64, true)),
             arrow_buffer::OffsetBuffer::new(offsets.into()),
-            Arc::new(Float64Array::from(out)),
+            Arc::new(out.into_iter().collect::<Float64Array>()),
             Some(NullBuffer::from(valid)),
         )?;
         if all_scalar {

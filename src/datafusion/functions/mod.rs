@@ -245,11 +245,10 @@ impl Inputs {
     /// Applies `f` element by element: numbers in, a number (or a list per row) out.
     pub(crate) fn map(&self, f: impl Fn(&[f64]) -> f64) -> Result<ColumnarValue> {
         let mut arrays = self.map_n(1, |xs, out| out[0] = f(xs))?;
-        self.finish(
-            arrays
-                .pop()
-                .unwrap_or_else(|| Arc::new(Float64Array::from(Vec::<f64>::new()))),
-        )
+        let array = arrays
+            .pop()
+            .ok_or_else(|| DataFusionError::Internal(format!("{}: no result array", self.name)))?;
+        self.finish(array)
     }
 
     /// Applies `f` element by element, `f` writing `k` numbers: `k` arrays
