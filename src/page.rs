@@ -141,6 +141,11 @@ impl ColumnCursor {
         })
     }
 
+    /// The physical column this cursor reads.
+    pub fn column_id(&self) -> u32 {
+        self.column_id
+    }
+
     fn zeros_end(&self) -> u64 {
         self.starts.first().copied().unwrap_or(u64::MAX)
     }

@@ -48,3 +48,59 @@ fn fixtures_agree_with_root() {
         problems.join("\n")
     );
 }
+
+/// A projected field and its source read the same physical columns; a batch
+/// holding both decodes them once and the two arrays share their buffers.
+#[test]
+fn projections_share_the_buffers_of_their_source() {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{Float32Type, UInt32Type};
+
+    let file = rntuple::RNTupleFile::open(data_dir().join("projections.root")).unwrap();
+    let batches = file
+        .reader_builder(None)
+        .unwrap()
+        .with_projection(["v", "v_rvec", "v_size32", "points", "points_size"])
+        .unwrap()
+        .build()
+        .unwrap()
+        .collect_batches()
+        .unwrap();
+    assert!(!batches.is_empty());
+    for batch in &batches {
+        let v = batch.column_by_name("v").unwrap().as_list::<i32>();
+        let rvec = batch.column_by_name("v_rvec").unwrap().as_list::<i32>();
+        assert_eq!(v, rvec);
+        assert_eq!(
+            v.offsets().inner().inner().as_ptr(),
+            rvec.offsets().inner().inner().as_ptr()
+        );
+        let values = v.values().as_primitive::<Float32Type>();
+        let alias_values = rvec.values().as_primitive::<Float32Type>();
+        assert_eq!(
+            values.values().inner().as_ptr(),
+            alias_values.values().inner().as_ptr()
+        );
+
+        // Cardinalities equal the list lengths, from the same offsets.
+        let sizes = batch
+            .column_by_name("v_size32")
+            .unwrap()
+            .as_primitive::<UInt32Type>();
+        let lengths: Vec<u32> = v
+            .offsets()
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as u32)
+            .collect();
+        assert_eq!(sizes.values().to_vec(), lengths);
+        let points = batch.column_by_name("points").unwrap().as_list::<i32>();
+        let points_size = batch
+            .column_by_name("points_size")
+            .unwrap()
+            .as_primitive::<UInt32Type>();
+        assert_eq!(points_size.len(), points.len());
+        for (i, size) in points_size.values().iter().enumerate() {
+            assert_eq!(*size as usize, points.value_length(i) as usize);
+        }
+    }
+}

@@ -12,8 +12,9 @@
 //! Index columns hold cluster-relative end offsets; Arrow offsets are
 //! rebuilt from them for every batch, starting at zero.
 
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use arrow_array::types::*;
 use arrow_array::{
@@ -34,8 +35,79 @@ use crate::page::{ColumnCursor, PageSource};
 pub struct NodeReader {
     node: FieldNode,
     path: String,
+    /// Whether the field is a projection of another field (its columns are
+    /// aliases of the source's columns).
+    projection: bool,
     cursors: Vec<ColumnCursor>,
     children: Vec<NodeReader>,
+}
+
+/// The arrays of one batch that several fields read from the same physical
+/// columns, decoded once and shared. A projected field reads its source's
+/// columns: NanoAOD's `Muon_pt`, `Muon_eta`, ... and `nMuon` all read the
+/// index column of `_collection2`, and `Muon_pt` its float column too.
+#[derive(Debug, Default)]
+pub struct SharedReads {
+    /// The physical columns that more than one node of the read uses; only
+    /// these are kept.
+    columns: HashSet<u32>,
+    slots: Mutex<HashMap<SharedKey, Arc<Mutex<Option<Shared>>>>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct SharedKey {
+    column: u32,
+    offsets: bool,
+    start: u64,
+    end: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Shared {
+    Values(ArrayRef),
+    Offsets(OffsetBuffer<i32>, Range<u64>),
+}
+
+impl SharedReads {
+    /// Shares the columns that more than one node among `readers` uses.
+    pub fn new(readers: &[NodeReader]) -> Self {
+        let mut ids = Vec::new();
+        for reader in readers {
+            reader.column_ids(&mut ids);
+        }
+        ids.sort_unstable();
+        let columns = ids
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| w[0])
+            .collect();
+        Self {
+            columns,
+            slots: Mutex::default(),
+        }
+    }
+
+    /// The value of `key`, read by `read` the first time. A second reader of
+    /// the same key waits for the first one rather than decoding again.
+    /// `read` never consults the shared reads itself, so waits cannot form
+    /// a cycle.
+    fn get_or_read(&self, key: SharedKey, read: impl FnOnce() -> Result<Shared>) -> Result<Shared> {
+        if !self.columns.contains(&key.column) {
+            return read();
+        }
+        let slot = lock(&self.slots).entry(key).or_default().clone();
+        let mut value = lock(&slot);
+        if let Some(shared) = value.as_ref() {
+            return Ok(shared.clone());
+        }
+        let shared = read()?;
+        *value = Some(shared.clone());
+        Ok(shared)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl NodeReader {
@@ -95,16 +167,31 @@ impl NodeReader {
         Ok(Self {
             node: node.clone(),
             path,
+            projection: field.is_projected(),
             cursors,
             children,
         })
     }
 
     /// The Arrow array for cluster-relative slots `range` of this node.
-    pub fn read(&mut self, range: Range<u64>) -> Result<ArrayRef> {
+    /// Columns that other nodes of the batch read too come from `shared`.
+    pub fn read(&mut self, range: Range<u64>, shared: &SharedReads) -> Result<ArrayRef> {
         let path = self.path.clone();
-        self.read_inner(range)
+        self.read_inner(range, shared)
             .with_context(|| format!("field {path}"))
+    }
+
+    /// Whether the field is a projection of another field.
+    pub fn is_projection(&self) -> bool {
+        self.projection
+    }
+
+    /// Appends the physical columns this node and its children read.
+    fn column_ids(&self, out: &mut Vec<u32>) {
+        out.extend(self.cursors.iter().map(ColumnCursor::column_id));
+        for child in &self.children {
+            child.column_ids(out);
+        }
     }
 
     fn cursor(&mut self, k: usize) -> Result<&mut ColumnCursor> {
@@ -129,17 +216,16 @@ impl NodeReader {
         })
     }
 
-    fn read_inner(&mut self, range: Range<u64>) -> Result<ArrayRef> {
+    fn read_inner(&mut self, range: Range<u64>, shared: &SharedReads) -> Result<ArrayRef> {
         let len = usize::try_from(range.end - range.start)
             .map_err(|_| Error::InvalidArgument("range too large".into()))?;
         let data_type = self.node.arrow.data_type().clone();
         match self.node.kind.clone() {
-            NodeKind::Primitive(leaf) => self.read_primitive(leaf, range),
+            NodeKind::Primitive(leaf) => self.read_shared_primitive(leaf, range, shared),
             NodeKind::String | NodeKind::Streamed => {
-                let (offsets, elements) = self.read_offsets(range)?;
+                let (offsets, elements) = self.read_offsets(range, shared)?;
                 let mut bytes = Vec::new();
                 self.cursor(1)?.read_values::<u8>(elements, &mut bytes)?;
-                let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
                 if matches!(self.node.kind, NodeKind::String) {
                     let array = StringArray::try_new(offsets, Buffer::from_vec(bytes), None)
                         .map_err(|e| {
@@ -155,21 +241,18 @@ impl NodeReader {
                 }
             }
             NodeKind::List(_) => {
-                let (offsets, elements) = self.read_offsets(range)?;
-                let values = self.child(0)?.read(elements)?;
+                let (offsets, elements) = self.read_offsets(range, shared)?;
+                let values = self.child(0)?.read(elements, shared)?;
                 let DataType::List(item) = data_type else {
                     return Err(type_mismatch(&self.path));
                 };
-                Ok(Arc::new(ListArray::try_new(
-                    item,
-                    OffsetBuffer::new(ScalarBuffer::from(offsets)),
-                    values,
-                    None,
-                )?))
+                Ok(Arc::new(ListArray::try_new(item, offsets, values, None)?))
             }
             NodeKind::FixedSizeList(_, n) => {
                 let n64 = n as u64;
-                let values = self.child(0)?.read(range.start * n64..range.end * n64)?;
+                let values = self
+                    .child(0)?
+                    .read(range.start * n64..range.end * n64, shared)?;
                 let DataType::FixedSizeList(item, size) = data_type else {
                     return Err(type_mismatch(&self.path));
                 };
@@ -199,14 +282,14 @@ impl NodeReader {
                 }
                 let mut arrays = Vec::with_capacity(self.children.len());
                 for child in &mut self.children {
-                    arrays.push(child.read(range.clone())?);
+                    arrays.push(child.read(range.clone(), shared)?);
                 }
                 Ok(Arc::new(StructArray::try_new(fields, arrays, None)?))
             }
             NodeKind::Map(_, _) => {
-                let (offsets, elements) = self.read_offsets(range)?;
-                let keys = self.child(0)?.read(elements.clone())?;
-                let values = self.child(1)?.read(elements)?;
+                let (offsets, elements) = self.read_offsets(range, shared)?;
+                let keys = self.child(0)?.read(elements.clone(), shared)?;
+                let values = self.child(1)?.read(elements, shared)?;
                 let DataType::Map(entries_field, sorted) = data_type else {
                     return Err(type_mismatch(&self.path));
                 };
@@ -216,15 +299,15 @@ impl NodeReader {
                 let entries = StructArray::try_new(entry_fields, vec![keys, values], None)?;
                 Ok(Arc::new(MapArray::try_new(
                     entries_field,
-                    OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                    offsets,
                     entries,
                     None,
                     sorted,
                 )?))
             }
             NodeKind::Nullable(_) => {
-                let (offsets, elements) = self.read_offsets(range)?;
-                let values = self.child(0)?.read(elements)?;
+                let (offsets, elements) = self.read_offsets(range, shared)?;
+                let values = self.child(0)?.read(elements, shared)?;
                 let mut indices = Vec::with_capacity(len);
                 for w in offsets.windows(2) {
                     let (start, end) = (w[0], w[1]);
@@ -250,7 +333,7 @@ impl NodeReader {
                 )?)
             }
             NodeKind::Cardinality { wide } => {
-                let (offsets, _) = self.read_offsets(range)?;
+                let (offsets, _) = self.read_offsets(range, shared)?;
                 let sizes = offsets.windows(2).map(|w| (w[1] - w[0]) as u64);
                 if wide {
                     Ok(Arc::new(UInt64Array::from_iter_values(sizes)))
@@ -260,8 +343,31 @@ impl NodeReader {
                     )))
                 }
             }
-            NodeKind::Wrapper(_) => self.child(0)?.read(range),
-            NodeKind::Union(_) => self.read_union(range, data_type),
+            NodeKind::Wrapper(_) => self.child(0)?.read(range, shared),
+            NodeKind::Union(_) => self.read_union(range, data_type, shared),
+        }
+    }
+
+    /// [`Self::read_primitive`] through the shared reads.
+    fn read_shared_primitive(
+        &mut self,
+        leaf: Leaf,
+        range: Range<u64>,
+        shared: &SharedReads,
+    ) -> Result<ArrayRef> {
+        let key = SharedKey {
+            column: self.cursor(0)?.column_id(),
+            offsets: false,
+            start: range.start,
+            end: range.end,
+        };
+        let read = shared.get_or_read(key, || {
+            Ok(Shared::Values(self.read_primitive(leaf, range.clone())?))
+        })?;
+        match read {
+            // A projection declared with another type than its source.
+            Shared::Values(array) if array.data_type() == self.node.arrow.data_type() => Ok(array),
+            _ => self.read_primitive(leaf, range),
         }
     }
 
@@ -302,7 +408,31 @@ impl NodeReader {
 
     /// Reads the index column (column 0) for slots `range` and returns Arrow
     /// offsets starting at zero, with the cluster-relative element range.
-    fn read_offsets(&mut self, range: Range<u64>) -> Result<(Vec<i32>, Range<u64>)> {
+    fn read_offsets(
+        &mut self,
+        range: Range<u64>,
+        shared: &SharedReads,
+    ) -> Result<(OffsetBuffer<i32>, Range<u64>)> {
+        let key = SharedKey {
+            column: self.cursor(0)?.column_id(),
+            offsets: true,
+            start: range.start,
+            end: range.end,
+        };
+        let read = shared.get_or_read(key, || {
+            let (offsets, elements) = self.read_offsets_unshared(range.clone())?;
+            Ok(Shared::Offsets(offsets, elements))
+        })?;
+        match read {
+            Shared::Offsets(offsets, elements) => Ok((offsets, elements)),
+            Shared::Values(_) => self.read_offsets_unshared(range),
+        }
+    }
+
+    fn read_offsets_unshared(
+        &mut self,
+        range: Range<u64>,
+    ) -> Result<(OffsetBuffer<i32>, Range<u64>)> {
         let mut ends = Vec::with_capacity((range.end - range.start) as usize + 1);
         let first = range.start.saturating_sub(1);
         self.cursor(0)?.read_index(first..range.end, &mut ends)?;
@@ -316,33 +446,39 @@ impl NodeReader {
         } else {
             ends.get(1..).unwrap_or_default()
         };
+        let end = ends.last().copied().unwrap_or(start);
+        // Checked once for the whole batch, so that the conversion below is
+        // a plain loop the compiler vectorises.
+        let increasing = ends
+            .iter()
+            .try_fold(start, |previous, &e| (e >= previous).then_some(e))
+            .is_some();
+        if !increasing {
+            return Err(Error::malformed(
+                "page",
+                0,
+                format!("collection offsets of {} decrease", self.path),
+            ));
+        }
+        if i32::try_from(end - start).is_err() {
+            return Err(Error::unsupported(format!(
+                "more than 2^31 elements in one batch of {}",
+                self.path
+            )));
+        }
         let mut offsets = Vec::with_capacity(ends.len() + 1);
         offsets.push(0i32);
-        let mut previous = start;
-        for &end in ends {
-            if end < previous {
-                return Err(Error::malformed(
-                    "page",
-                    0,
-                    format!(
-                        "collection offsets of {} decrease ({previous} then {end})",
-                        self.path
-                    ),
-                ));
-            }
-            let rel = i32::try_from(end - start).map_err(|_| {
-                Error::unsupported(format!(
-                    "more than 2^31 elements in one batch of {}",
-                    self.path
-                ))
-            })?;
-            offsets.push(rel);
-            previous = end;
-        }
-        Ok((offsets, start..previous))
+        offsets.extend(ends.iter().map(|&e| (e - start) as i32));
+        // Non-negative and non-decreasing, as checked above.
+        Ok((OffsetBuffer::new(ScalarBuffer::from(offsets)), start..end))
     }
 
-    fn read_union(&mut self, range: Range<u64>, data_type: DataType) -> Result<ArrayRef> {
+    fn read_union(
+        &mut self,
+        range: Range<u64>,
+        data_type: DataType,
+        shared: &SharedReads,
+    ) -> Result<ArrayRef> {
         let DataType::Union(fields, _) = data_type else {
             return Err(type_mismatch(&self.path));
         };
@@ -374,8 +510,8 @@ impl NodeReader {
         let mut children = Vec::with_capacity(n_alternatives);
         for (k, b) in bounds.iter().enumerate() {
             let array = match b {
-                Some((lo, hi)) => self.child(k)?.read(*lo..hi + 1)?,
-                None => self.child(k)?.read(0..0)?,
+                Some((lo, hi)) => self.child(k)?.read(*lo..hi + 1, shared)?,
+                None => self.child(k)?.read(0..0, shared)?,
             };
             children.push(array);
         }

@@ -3,16 +3,16 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::{RecordBatch, RecordBatchOptions, RecordBatchReader};
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 use rayon::prelude::*;
 
 use super::ntuple::RNTuple;
-use crate::arrow::assemble::NodeReader;
+use crate::arrow::assemble::{NodeReader, SharedReads};
 use crate::arrow::schema::project;
 use crate::arrow::FieldNode;
 use crate::descriptor::{ClusterDescriptor, Descriptor};
-use crate::error::{Result, ResultExt};
+use crate::error::{Error, Result, ResultExt};
 use crate::page::{Limits, PageSource};
 
 /// Default number of entries per batch.
@@ -204,11 +204,7 @@ impl RNTupleRecordBatchReader {
                     let range = state.next..(state.next + self.batch_size).min(state.end);
                     state.next = range.end;
                     let id = state.id;
-                    let columns = state
-                        .readers
-                        .par_iter_mut()
-                        .map(|r| r.read(range.clone()))
-                        .collect::<Result<Vec<_>>>()
+                    let columns = read_batch(&mut state.readers, range.clone())
                         .with_context(|| format!("cluster {id}"))?;
                     let options = RecordBatchOptions::new()
                         .with_row_count(Some((range.end - range.start) as usize));
@@ -246,6 +242,31 @@ impl RNTupleRecordBatchReader {
         }
         Ok(out)
     }
+}
+
+/// Reads `range` of every field, fields in parallel. Projected fields come
+/// second, so that they find the columns they alias already decoded by their
+/// source fields (when those are read too) instead of decoding them again.
+fn read_batch(readers: &mut [NodeReader], range: Range<u64>) -> Result<Vec<ArrayRef>> {
+    let shared = SharedReads::new(readers);
+    let mut columns: Vec<Option<ArrayRef>> = vec![None; readers.len()];
+    for projections in [false, true] {
+        let arrays = readers
+            .par_iter_mut()
+            .enumerate()
+            .filter(|(_, r)| r.is_projection() == projections)
+            .map(|(k, r)| Ok((k, r.read(range.clone(), &shared)?)))
+            .collect::<Result<Vec<_>>>()?;
+        for (k, array) in arrays {
+            if let Some(slot) = columns.get_mut(k) {
+                *slot = Some(array);
+            }
+        }
+    }
+    columns
+        .into_iter()
+        .map(|c| c.ok_or_else(|| Error::InvalidArgument("internal: a field was not read".into())))
+        .collect()
 }
 
 impl Iterator for RNTupleRecordBatchReader {
