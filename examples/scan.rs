@@ -19,6 +19,10 @@ use rntuple::compression::decompress_to_vec;
 use rntuple::container::read_blob;
 use rntuple::RNTupleFile;
 
+// As the `rntuple` command: batch buffers are reused, not faulted in anew.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> Result<(), Box<dyn Error>> {
     let mut args = std::env::args().skip(1);
     let mut path = None;

@@ -346,13 +346,28 @@ impl ColumnCursor {
         Ok(())
     }
 
-    /// Appends the values of `range` to `out`, converted to `T`.
+    /// Appends the values of `range` to `out`, converted to `T`. Parts of
+    /// pages decode on their own, straight into `out`.
     pub fn read_values<T: NativeType>(
         &mut self,
         range: Range<u64>,
         out: &mut Vec<T>,
     ) -> Result<()> {
-        self.read_decoded(range, out, T::default(), encoding::decode_values)
+        let ctx = self.context();
+        self.for_each_piece(range, |piece, coding| match piece {
+            Piece::Zeros(n) => {
+                out.resize(out.len() + n, T::default());
+                Ok(())
+            }
+            Piece::Page {
+                bytes,
+                n,
+                sub,
+                offset,
+                ..
+            } => encoding::decode_values_in(coding, bytes, n, sub, offset, out),
+        })
+        .with_context(|| ctx)
     }
 
     /// Appends the collection end offsets of `range` (cluster-relative).
@@ -361,7 +376,8 @@ impl ColumnCursor {
     }
 
     /// Appends the elements of `range` decoded by `decode`: whole pages
-    /// straight into `out`, parts of pages through the decoded-page cache,
+    /// straight into `out`, parts of pages through the decoded-page cache
+    /// (for delta-coded pages, whose values depend on all before them),
     /// synthetic zeros as `zero`.
     fn read_decoded<V: Clone + Send + Sync + 'static>(
         &mut self,

@@ -23,6 +23,7 @@ use arrow_array::{
 };
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
+use rayon::prelude::*;
 
 use super::schema::{FieldNode, Leaf, NodeKind};
 use crate::descriptor::{ClusterDescriptor, Descriptor};
@@ -280,10 +281,13 @@ impl NodeReader {
                 if fields.is_empty() {
                     return Ok(Arc::new(StructArray::new_empty_fields(len, None)));
                 }
-                let mut arrays = Vec::with_capacity(self.children.len());
-                for child in &mut self.children {
-                    arrays.push(child.read(range.clone(), shared)?);
-                }
+                // The members decode in parallel: a collection of structs
+                // (NanoAOD's `_collection0`) is most of a batch's work.
+                let arrays = self
+                    .children
+                    .par_iter_mut()
+                    .map(|child| child.read(range.clone(), shared))
+                    .collect::<Result<Vec<_>>>()?;
                 Ok(Arc::new(StructArray::try_new(fields, arrays, None)?))
             }
             NodeKind::Map(_, _) => {

@@ -204,8 +204,18 @@ fn item(src: &[u8], i: usize, bits: u32) -> u32 {
 /// The `n` items of `bits` bits (1 to 32) of the bit stream `src`, which the
 /// caller has checked to be `ceil(n * bits / 8)` bytes long.
 #[inline]
+#[cfg(test)]
 pub(crate) fn unpack(src: &[u8], n: usize, bits: u32) -> impl Iterator<Item = u32> + '_ {
-    (0..n).map(move |i| item(src, i, bits))
+    unpack_in(src, 0..n, bits)
+}
+
+/// The items `sub` of a bit stream, as [`unpack`] gives them.
+pub(crate) fn unpack_in(
+    src: &[u8],
+    sub: std::ops::Range<usize>,
+    bits: u32,
+) -> impl Iterator<Item = u32> + '_ {
+    sub.map(move |i| item(src, i, bits))
 }
 
 /// Appends the low `bits` bits (1 to 32) of each item to `out` as a bit

@@ -52,6 +52,8 @@ mod zigzag;
 pub use bits::BitVec;
 pub use native::NativeType;
 
+use std::ops::Range;
+
 use crate::descriptor::{ColumnType, Encoding};
 use crate::error::{Error, Result};
 use delta::{Delta, RunningSum};
@@ -229,28 +231,46 @@ fn cannot_read(column_type: ColumnType, target: &str) -> Error {
     Error::unsupported(format!("reading a {column_type} column as {target}"))
 }
 
-/// Calls `f` with blocks of the page's values, plain or split.
+/// Calls `f` with blocks of the values `sub` of the page, plain or split.
 #[inline]
-fn for_each<S: NativeType>(split: bool, src: &[u8], n: usize, f: impl FnMut(&[S])) {
+fn for_each<S: NativeType>(
+    split: bool,
+    src: &[u8],
+    n: usize,
+    sub: Range<usize>,
+    f: impl FnMut(&[S]),
+) {
     if split {
-        split::for_each_block(src, n, f);
+        split::for_each_block_in(src, n, sub, f);
     } else {
-        plain::for_each_block(src, f);
+        let bytes = src.get(sub.start * S::SIZE..sub.end * S::SIZE);
+        plain::for_each_block(bytes.unwrap_or_default(), f);
     }
 }
 
-/// Appends the page's `S` values, cast to `T`.
+/// Appends the values `sub` of the page, cast to `T`.
 #[inline]
-fn cast_values<S: NativeType, T: NativeType>(split: bool, src: &[u8], n: usize, out: &mut Vec<T>) {
-    for_each::<S>(split, src, n, |block| {
+fn cast_values<S: NativeType, T: NativeType>(
+    split: bool,
+    src: &[u8],
+    n: usize,
+    sub: Range<usize>,
+    out: &mut Vec<T>,
+) {
+    for_each::<S>(split, src, n, sub, |block| {
         out.extend(block.iter().map(|&s| s.cast::<T>()))
     });
 }
 
-/// Appends the page's zigzag-coded values, cast to `T`.
+/// Appends the zigzag-coded values `sub` of the page, cast to `T`.
 #[inline]
-fn zigzag_values<U: Zigzag, T: NativeType>(src: &[u8], n: usize, out: &mut Vec<T>) {
-    split::for_each_block::<U>(src, n, |block| {
+fn zigzag_values<U: Zigzag, T: NativeType>(
+    src: &[u8],
+    n: usize,
+    sub: Range<usize>,
+    out: &mut Vec<T>,
+) {
+    split::for_each_block_in::<U>(src, n, sub, |block| {
         out.extend(block.iter().map(|&u| u.decode().cast::<T>()))
     });
 }
@@ -270,8 +290,29 @@ pub fn decode_values<T: NativeType>(
     offset: u64,
     out: &mut Vec<T>,
 ) -> Result<()> {
+    decode_values_in(coding, src, n, 0..n, offset, out)
+}
+
+/// Like [`decode_values`], but appends only the elements `sub` of the page
+/// (`sub` within `0..n`). Byte-aligned encodings read only the bytes of
+/// those elements.
+pub fn decode_values_in<T: NativeType>(
+    coding: &ColumnCoding,
+    src: &[u8],
+    n: usize,
+    sub: Range<usize>,
+    offset: u64,
+    out: &mut Vec<T>,
+) -> Result<()> {
     use ColumnType as C;
     coding.check_page(src.len(), n, offset)?;
+    if sub.start > sub.end || sub.end > n {
+        return Err(Error::malformed(
+            "page",
+            offset,
+            format!("elements {sub:?} of a page of {n}"),
+        ));
+    }
     if !can_decode_as::<T>(coding.column_type) {
         return Err(cannot_read(coding.column_type, T::NAME));
     }
@@ -280,35 +321,36 @@ pub fn decode_values<T: NativeType>(
     }
     let split = coding.is_split();
     let bits = u32::from(coding.bits_on_storage);
-    // `n` is bounded by the page: at most 8 elements per byte.
-    out.reserve(n);
+    // `sub` is bounded by the page: at most 8 elements per byte.
+    out.reserve(sub.len());
     match coding.column_type {
-        C::Bit => out.extend(bits::unpack(src, n, 1).map(|bit| T::from_int(u64::from(bit)))),
-        C::Byte | C::UInt8 => cast_values::<u8, T>(false, src, n, out),
+        C::Bit => out.extend(bits::unpack_in(src, sub, 1).map(|bit| T::from_int(u64::from(bit)))),
+        C::Byte | C::UInt8 => cast_values::<u8, T>(false, src, n, sub, out),
         // ROOT reads `char`, which is signed on the platforms it mostly runs on.
-        C::Char | C::Int8 => cast_values::<i8, T>(false, src, n, out),
-        C::Int16 => cast_values::<i16, T>(false, src, n, out),
-        C::UInt16 | C::SplitUInt16 => cast_values::<u16, T>(split, src, n, out),
-        C::Int32 => cast_values::<i32, T>(false, src, n, out),
-        C::UInt32 | C::SplitUInt32 => cast_values::<u32, T>(split, src, n, out),
-        C::Int64 => cast_values::<i64, T>(false, src, n, out),
-        C::UInt64 | C::SplitUInt64 => cast_values::<u64, T>(split, src, n, out),
-        C::SplitInt16 => zigzag_values::<u16, T>(src, n, out),
-        C::SplitInt32 => zigzag_values::<u32, T>(src, n, out),
-        C::SplitInt64 => zigzag_values::<u64, T>(src, n, out),
-        C::Real16 | C::SplitReal16 => for_each::<u16>(split, src, n, |block| {
+        C::Char | C::Int8 => cast_values::<i8, T>(false, src, n, sub, out),
+        C::Int16 => cast_values::<i16, T>(false, src, n, sub, out),
+        C::UInt16 | C::SplitUInt16 => cast_values::<u16, T>(split, src, n, sub, out),
+        C::Int32 => cast_values::<i32, T>(false, src, n, sub, out),
+        C::UInt32 | C::SplitUInt32 => cast_values::<u32, T>(split, src, n, sub, out),
+        C::Int64 => cast_values::<i64, T>(false, src, n, sub, out),
+        C::UInt64 | C::SplitUInt64 => cast_values::<u64, T>(split, src, n, sub, out),
+        C::SplitInt16 => zigzag_values::<u16, T>(src, n, sub, out),
+        C::SplitInt32 => zigzag_values::<u32, T>(src, n, sub, out),
+        C::SplitInt64 => zigzag_values::<u64, T>(src, n, sub, out),
+        C::Real16 | C::SplitReal16 => for_each::<u16>(split, src, n, sub, |block| {
             out.extend(block.iter().map(|&h| T::from_f32(real::half_to_f32(h))));
         }),
-        C::Real32 | C::SplitReal32 => cast_values::<f32, T>(split, src, n, out),
-        C::Real64 | C::SplitReal64 => cast_values::<f64, T>(split, src, n, out),
+        C::Real32 | C::SplitReal32 => cast_values::<f32, T>(split, src, n, sub, out),
+        C::Real64 | C::SplitReal64 => cast_values::<f64, T>(split, src, n, sub, out),
         C::Real32Trunc => {
             out.extend(
-                bits::unpack(src, n, bits).map(|item| T::from_f32(real::trunc_to_f32(item, bits))),
+                bits::unpack_in(src, sub, bits)
+                    .map(|item| T::from_f32(real::trunc_to_f32(item, bits))),
             );
         }
         C::Real32Quant => {
             let q = coding.quantizer(offset)?;
-            out.extend(bits::unpack(src, n, bits).map(|item| T::from_f64(q.unquantize(item))));
+            out.extend(bits::unpack_in(src, sub, bits).map(|item| T::from_f64(q.unquantize(item))));
         }
         other => return Err(cannot_read(other, T::NAME)),
     }
@@ -391,7 +433,7 @@ pub fn decode_bits(
     coding.check_page(src.len(), n, offset)?;
     fn nonzero<S: NativeType>(split: bool, src: &[u8], n: usize, out: &mut BitVec) {
         out.reserve(n);
-        for_each::<S>(split, src, n, |block| {
+        for_each::<S>(split, src, n, 0..n, |block| {
             out.extend(block.iter().map(|s| s.is_nonzero()))
         });
     }

@@ -17,18 +17,33 @@
 //! tree/ntuple/src/RColumnElement.hxx). SplitIndex and SplitInt columns
 //! apply delta or zigzag to the values after unsplitting.
 
+use std::ops::Range;
+
 use super::native::NativeType;
 use super::BLOCK;
 
 /// Calls `f` with consecutive blocks of the `n` values of the split page
 /// `src`, whose length is `n * S::SIZE`.
 #[inline]
-pub(crate) fn for_each_block<S: NativeType>(src: &[u8], n: usize, mut f: impl FnMut(&[S])) {
+pub(crate) fn for_each_block<S: NativeType>(src: &[u8], n: usize, f: impl FnMut(&[S])) {
+    for_each_block_in(src, n, 0..n, f);
+}
+
+/// Calls `f` with consecutive blocks of the values `sub` of the split page
+/// `src` of `n` values (`src.len() == n * S::SIZE`, `sub` within `0..n`):
+/// only the bytes of those values are read.
+#[inline]
+pub(crate) fn for_each_block_in<S: NativeType>(
+    src: &[u8],
+    n: usize,
+    sub: Range<usize>,
+    mut f: impl FnMut(&[S]),
+) {
     let mut gathered = [S::Word::default(); BLOCK];
     let mut values = [S::default(); BLOCK];
-    let mut start = 0;
-    while start < n {
-        let len = BLOCK.min(n - start);
+    let mut start = sub.start;
+    while start < sub.end {
+        let len = BLOCK.min(sub.end - start);
         if S::SIZE == 8 && len == BLOCK {
             // Eight planes of eight bytes are an 8x8 byte matrix to transpose.
             for (group, chunk) in values.chunks_exact_mut(8).enumerate() {

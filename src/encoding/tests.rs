@@ -837,3 +837,43 @@ fn arbitrary_bytes_never_panic() {
         }
     }
 }
+
+/// Part of a page decodes to the same values as that part of the whole page,
+/// for every type, across block edges; a part outside the page is an error.
+#[test]
+fn parts_of_pages_equal_the_parts_of_whole_pages() {
+    fn check<T: NativeType + std::fmt::Debug>(column_type: ColumnType, page: &[u8], n: usize) {
+        let c = coding(column_type);
+        let Ok(whole) = values::<T>(&c, page, n) else {
+            return;
+        };
+        let edges = [0, 1, 7, BLOCK - 1, BLOCK, BLOCK + 3, n / 2, n - 1, n];
+        for &a in &edges {
+            for &b in &edges {
+                if a > b || b > n {
+                    continue;
+                }
+                let mut part = vec![T::default(); 2]; // appended after what is there
+                decode_values_in(&c, page, n, a..b, 0, &mut part).unwrap();
+                assert_eq!(&part[2..], &whole[a..b], "{column_type} {a}..{b}");
+            }
+        }
+        let mut out = Vec::<T>::new();
+        assert!(decode_values_in(&c, page, n, 3..n + 1, 0, &mut out).is_err());
+        #[allow(clippy::reversed_empty_ranges)]
+        let reversed = 5..3;
+        assert!(decode_values_in(&c, page, n, reversed, 0, &mut out).is_err());
+    }
+    let n = 3 * BLOCK + 5;
+    for column_type in all_types() {
+        if column_type == C::Switch || column_type.is_index() {
+            continue;
+        }
+        let page = sample_page(column_type, n);
+        check::<f64>(column_type, &page, n);
+        check::<f32>(column_type, &page, n);
+        check::<i64>(column_type, &page, n);
+        check::<u8>(column_type, &page, n);
+        check::<i16>(column_type, &page, n);
+    }
+}

@@ -26,6 +26,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::util::CliResult;
 
+// Batches are allocated and freed over and over; mimalloc reuses their
+// memory where the system allocator returns it to the kernel each time.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "rntuple",
