@@ -15,8 +15,8 @@ use std::error::Error;
 use std::time::Instant;
 
 use rayon::prelude::*;
-use rntuple::compression::decompress_to_vec;
-use rntuple::container::read_blob;
+use rntuple::compression::decompress_into;
+use rntuple::container::read_blob_reusing;
 use rntuple::RNTupleFile;
 
 // As the `rntuple` command: batch buffers are reused, not faulted in anew.
@@ -105,18 +105,28 @@ fn decompress_all(file: &RNTupleFile, ntuple: Option<&str>) -> Result<Summary, B
                 }
             }
         }
+        // Each thread reads into one buffer and decompresses into another,
+        // reused from page to page, as the reader does.
         let bytes = work
             .par_iter()
-            .map(|(page, len)| {
-                let data = read_blob(
-                    pages.source.as_ref(),
-                    page.locator.offset,
-                    page.locator.size,
-                    pages.max_key_size,
-                )?;
-                let out = decompress_to_vec(&data, *len, page.locator.offset)?;
-                Ok(out.len() as u64)
-            })
+            .map_init(
+                || (Vec::new(), Vec::new()),
+                |(stored, out), (page, len)| {
+                    let data = read_blob_reusing(
+                        pages.source.as_ref(),
+                        page.locator.offset,
+                        page.locator.size,
+                        pages.max_key_size,
+                        stored,
+                    )?;
+                    if out.len() < *len {
+                        out.resize(*len, 0);
+                    }
+                    out.truncate(*len);
+                    decompress_into(&data, out, page.locator.offset)?;
+                    Ok(out.len() as u64)
+                },
+            )
             .collect::<rntuple::Result<Vec<u64>>>()?;
         summary.entries += cluster.n_entries;
         summary.batches += 1;

@@ -43,6 +43,39 @@ pub trait ReadAt: Send + Sync + std::fmt::Debug {
     /// Reads exactly `len` bytes at `offset`. Implementations may assume the
     /// range lies within the source: [`read_checked`] checks it first.
     fn read_range(&self, offset: u64, len: usize) -> Result<Bytes>;
+
+    /// Like [`ReadAt::read_range`], but a source that has to copy (a file)
+    /// copies into `buffer`, which the caller keeps for its next read,
+    /// instead of into a new allocation. Sources that hold the bytes already
+    /// share them, as `read_range` does.
+    fn read_range_reusing<'a>(
+        &self,
+        offset: u64,
+        len: usize,
+        buffer: &'a mut Vec<u8>,
+    ) -> Result<ReadBytes<'a>> {
+        let _ = buffer;
+        Ok(ReadBytes::Shared(self.read_range(offset, len)?))
+    }
+}
+
+/// Bytes from [`ReadAt::read_range_reusing`]: shared with the source, or in
+/// the caller's buffer.
+#[derive(Debug)]
+pub enum ReadBytes<'a> {
+    Shared(Bytes),
+    Buffer(&'a [u8]),
+}
+
+impl std::ops::Deref for ReadBytes<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            ReadBytes::Shared(bytes) => bytes,
+            ReadBytes::Buffer(slice) => slice,
+        }
+    }
 }
 
 /// Reads `len` bytes at `offset`, or fails with [`Error::UnexpectedEof`]
@@ -53,14 +86,28 @@ pub fn read_checked(
     offset: u64,
     len: u64,
 ) -> Result<Bytes> {
+    let len = check_range(source, what, offset, len)?;
+    source.read_range(offset, len)
+}
+
+/// [`read_checked`] through [`ReadAt::read_range_reusing`].
+pub fn read_checked_reusing<'a>(
+    source: &dyn ReadAt,
+    what: &'static str,
+    offset: u64,
+    len: u64,
+    buffer: &'a mut Vec<u8>,
+) -> Result<ReadBytes<'a>> {
+    let len = check_range(source, what, offset, len)?;
+    source.read_range_reusing(offset, len, buffer)
+}
+
+/// `len` as a `usize` if `offset..offset + len` lies within `source`.
+fn check_range(source: &dyn ReadAt, what: &'static str, offset: u64, len: u64) -> Result<usize> {
     let size = source.len();
-    let end = offset.checked_add(len);
-    match end {
-        Some(end) if end <= size => {
-            let len = usize::try_from(len)
-                .map_err(|_| Error::malformed(what, offset, "length does not fit in memory"))?;
-            source.read_range(offset, len)
-        }
+    match offset.checked_add(len) {
+        Some(end) if end <= size => usize::try_from(len)
+            .map_err(|_| Error::malformed(what, offset, "length does not fit in memory")),
         _ => Err(Error::UnexpectedEof {
             what,
             offset,
@@ -116,6 +163,23 @@ impl ReadAt for FileReader {
         let mut buf = vec![0u8; len];
         read_exact_at(&self.file, &mut buf, offset)?;
         Ok(Bytes::from(buf))
+    }
+
+    fn read_range_reusing<'a>(
+        &self,
+        offset: u64,
+        len: usize,
+        buffer: &'a mut Vec<u8>,
+    ) -> Result<ReadBytes<'a>> {
+        // The buffer only grows, so a reused one is not cleared again.
+        if buffer.len() < len {
+            buffer.resize(len, 0);
+        }
+        let dst = buffer
+            .get_mut(..len)
+            .ok_or_else(|| Error::malformed("read", offset, "buffer shorter than the read"))?;
+        read_exact_at(&self.file, dst, offset)?;
+        Ok(ReadBytes::Buffer(dst))
     }
 }
 
@@ -177,5 +241,46 @@ impl<T: ReadAt + ?Sized> ReadAt for Arc<T> {
 
     fn read_range(&self, offset: u64, len: usize) -> Result<Bytes> {
         (**self).read_range(offset, len)
+    }
+
+    fn read_range_reusing<'a>(
+        &self,
+        offset: u64,
+        len: usize,
+        buffer: &'a mut Vec<u8>,
+    ) -> Result<ReadBytes<'a>> {
+        (**self).read_range_reusing(offset, len, buffer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads into a reused buffer give the same bytes as plain reads, for
+    /// files (which copy into the buffer) and in-memory sources (which share).
+    #[test]
+    fn reusing_reads_equal_plain_reads() {
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.bin");
+        std::fs::write(&path, &data).unwrap();
+        let file = FileReader::open(&path).unwrap();
+        let memory = Bytes::from(data.clone());
+        let sources: [&dyn ReadAt; 2] = [&file, &memory];
+        for source in sources {
+            let mut buffer = Vec::new();
+            // A long read, then shorter and longer ones through the same buffer.
+            for (offset, len) in [(100u64, 5000u64), (7, 10), (0, 10_000), (9_990, 10), (3, 0)] {
+                let expected = read_checked(source, "test", offset, len).unwrap();
+                let got = read_checked_reusing(source, "test", offset, len, &mut buffer).unwrap();
+                assert_eq!(&*got, &expected[..], "{source:?} at {offset} len {len}");
+            }
+            let past_end = read_checked_reusing(source, "test", 9_995, 10, &mut buffer);
+            assert!(matches!(
+                past_end,
+                Err(Error::UnexpectedEof { offset: 9_995, .. })
+            ));
+        }
     }
 }

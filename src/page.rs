@@ -29,7 +29,7 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::compression::{check_block, decompress_into};
-use crate::container::read_blob;
+use crate::container::read_blob_reusing;
 use crate::descriptor::{ClusterDescriptor, ColumnDescriptor};
 use crate::encoding::{self, BitVec, ColumnCoding, NativeType};
 use crate::envelope::PageRecord;
@@ -80,6 +80,8 @@ pub struct ColumnCursor {
     /// holds the end of the last page.
     starts: Vec<u64>,
     current: Option<(usize, Vec<u8>)>,
+    /// The stored bytes of the last page read, kept for the next read.
+    compressed: Vec<u8>,
     /// The current page decoded, for batches that take only part of it.
     decoded: Option<(usize, Box<dyn Any + Send + Sync>)>,
     /// Bytes materialised by the read in progress, against
@@ -136,6 +138,7 @@ impl ColumnCursor {
             pages,
             starts,
             current: None,
+            compressed: Vec::new(),
             decoded: None,
             batch_bytes: 0,
         })
@@ -268,14 +271,32 @@ impl ColumnCursor {
                 limit: self.source.limits.max_page_bytes,
             });
         }
+        // The stored bytes go to a buffer kept from page to page.
+        let mut scratch = std::mem::take(&mut self.compressed);
+        let result = self.decompress_page(page, len, &mut scratch);
+        self.compressed = scratch;
+        let buf = result?;
+        self.current = Some((k, buf));
+        Ok(())
+    }
+
+    /// Reads, verifies and decompresses `page`, reading the stored bytes
+    /// into `scratch`; returns the page's `len` bytes.
+    fn decompress_page(
+        &mut self,
+        page: PageRecord,
+        len: u64,
+        scratch: &mut Vec<u8>,
+    ) -> Result<Vec<u8>> {
         let offset = page.locator.offset;
         let stored = page.locator.size + if page.has_checksum { 8 } else { 0 };
         // A page and its checksum may be split over several keys.
-        let data = read_blob(
+        let data = read_blob_reusing(
             self.source.source.as_ref(),
             offset,
             stored,
             self.source.max_key_size,
+            scratch,
         )?;
         if data.len() as u64 != stored {
             return Err(Error::malformed(
@@ -315,8 +336,7 @@ impl ColumnCursor {
             buf.truncate(len_usize);
         }
         decompress_into(compressed, &mut buf, offset)?;
-        self.current = Some((k, buf));
-        Ok(())
+        Ok(buf)
     }
 
     fn context(&self) -> String {

@@ -24,10 +24,31 @@
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
-use crate::io::{read_checked, ReadAt};
+use crate::io::{read_checked, read_checked_reusing, ReadAt, ReadBytes};
 
 /// Size of one chunk offset.
 const CHUNK_OFFSET_LEN: u64 = 8;
+
+/// [`read_blob`], reading a blob that is not split into `buffer` (which
+/// the caller reuses) when the source has to copy; see
+/// [`ReadAt::read_range_reusing`].
+pub fn read_blob_reusing<'a>(
+    source: &dyn ReadAt,
+    offset: u64,
+    nbytes: u64,
+    max_key_size: u64,
+    buffer: &'a mut Vec<u8>,
+) -> Result<ReadBytes<'a>> {
+    if max_key_size == 0 || nbytes <= max_key_size {
+        return read_checked_reusing(source, "blob", offset, nbytes, buffer);
+    }
+    Ok(ReadBytes::Shared(read_blob(
+        source,
+        offset,
+        nbytes,
+        max_key_size,
+    )?))
+}
 
 /// Reads the `nbytes` bytes of a blob at `offset`, reassembling it when it
 /// is larger than `max_key_size` and therefore split over several keys. A

@@ -49,7 +49,7 @@ mod tests;
 use std::sync::Arc;
 
 pub use anchor::{Anchor, ANCHOR_CLASS, MAX_ANCHOR_LEN, MIN_ANCHOR_LEN, PRE_RELEASE_ANCHOR_CLASS};
-pub use blob::read_blob;
+pub use blob::{read_blob, read_blob_reusing};
 pub use directory::{walk, Directory, DirectoryEntry, MAX_DIRECTORY_DEPTH};
 pub use file_header::{FileHeader, BIG_FILE_VERSION};
 pub use key::{parse_key, read_tstring, Key};

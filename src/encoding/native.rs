@@ -7,7 +7,7 @@
 //! nearest (`f64 -> f32`) or widened exactly (`f32 -> f64`).
 
 use std::fmt;
-use std::ops::{BitOrAssign, Shl};
+use std::ops::{BitOr, BitOrAssign, Shl};
 
 mod sealed {
     pub trait Sealed {}
@@ -45,9 +45,16 @@ pub trait NativeType:
     /// Whether the value is not zero.
     fn is_nonzero(self) -> bool;
     /// The unsigned integer of the same size, for assembling values bytewise.
-    type Word: Copy + Default + BitOrAssign + Shl<u32, Output = Self::Word> + From<u8>;
+    type Word: Copy
+        + Default
+        + BitOr<Output = Self::Word>
+        + BitOrAssign
+        + Shl<u32, Output = Self::Word>
+        + From<u8>;
     /// The value with the bits of `word`.
     fn from_word(word: Self::Word) -> Self;
+    /// The value with the low `8 * SIZE` bits of `bits`.
+    fn from_bits64(bits: u64) -> Self;
 
     /// The value of `bytes`, which hold `SIZE` little-endian bytes.
     #[inline]
@@ -103,6 +110,10 @@ macro_rules! native_int {
             fn from_word(word: $word) -> Self {
                 word as $t
             }
+            #[inline]
+            fn from_bits64(bits: u64) -> Self {
+                bits as $t
+            }
         }
     };
 }
@@ -157,6 +168,10 @@ macro_rules! native_float {
             #[inline]
             fn from_word(word: $bits) -> Self {
                 <$t>::from_bits(word)
+            }
+            #[inline]
+            fn from_bits64(bits: u64) -> Self {
+                <$t>::from_bits(bits as $bits)
             }
         }
     };
