@@ -47,6 +47,7 @@
 
 mod combinations;
 mod kinematics;
+mod length;
 mod position;
 mod select;
 
@@ -61,10 +62,12 @@ use datafusion::logical_expr::{ColumnarValue, ScalarUDF};
 
 pub use combinations::Combinations;
 pub use kinematics::{DeltaPhi, DeltaR, FourVector, InvMass, MinDeltaR, TransverseMass};
+pub use length::Cardinality;
 pub use position::ArgExtreme;
 pub use select::ListSelect;
 
-/// Every HEP function, ready to register with a session.
+/// Every HEP function, ready to register with a session, and a vectorised
+/// `cardinality` in place of DataFusion's (same results).
 pub fn all() -> Vec<ScalarUDF> {
     vec![
         ScalarUDF::from(DeltaPhi::new()),
@@ -79,6 +82,7 @@ pub fn all() -> Vec<ScalarUDF> {
         ScalarUDF::from(MinDeltaR::new()),
         ScalarUDF::from(FourVector::new()),
         ScalarUDF::from(ListSelect::new()),
+        ScalarUDF::from(Cardinality::new()),
     ]
 }
 
