@@ -5,9 +5,10 @@
 //!    -> clusters whose first page lies in the range        (source::clusters_of)
 //!    -> minus clusters the sidecar index rules out          (index::prune)
 //!    -> up to the clusters that hold `limit` entries
-//!    -> per cluster, two in flight:
+//!    -> per cluster, two in flight, each a task of its own:
 //!         fetch the projected columns' pages (store::fetch_cluster, async)
-//!         decode them on a blocking thread (RNTupleReaderBuilder)
+//!         decode them on a blocking thread (RNTupleReaderBuilder), batch by
+//!         batch into a channel of two: whole clusters never sit in memory
 //! ```
 
 use std::collections::BTreeSet;
@@ -20,7 +21,7 @@ use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_optimizer::pruning::PruningPredicate;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, Time};
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use object_store::ObjectStore;
 
 use super::index;
@@ -32,6 +33,8 @@ use crate::RNTupleReaderBuilder;
 
 /// Clusters fetched and decoded at the same time by one partition.
 const CLUSTERS_IN_FLIGHT: usize = 2;
+/// Decoded batches of one cluster waiting for the consumer.
+const BATCHES_IN_FLIGHT: usize = 2;
 /// Rounds of fetching what a decode missed (pages split over keys).
 const MISS_ROUNDS: usize = 4;
 
@@ -167,26 +170,53 @@ impl FileOpener for RNTupleOpener {
             let builder = RNTupleReaderBuilder::new(meta.ntuple.clone())
                 .with_projection(this.paths.iter())?
                 .with_batch_size(this.batch_size);
+            // Each cluster is fetched and decoded by a task of its own, so
+            // the next cluster is on its way while this one is consumed.
             let stream = futures::stream::iter(plan)
                 .map(move |(cluster, limit)| {
-                    read_cluster(
+                    futures::future::ready(spawn_cluster(
                         this.clone(),
                         meta.clone(),
                         builder.clone(),
                         columns.clone(),
                         cluster,
                         limit,
-                    )
+                    ))
                 })
                 .buffered(CLUSTERS_IN_FLIGHT)
-                .map_ok(|batches| futures::stream::iter(batches.into_iter().map(Ok)))
-                .try_flatten();
+                .flatten();
             Ok(stream.boxed())
         }))
     }
 }
 
-/// Fetches and decodes one cluster.
+/// Starts fetching and decoding one cluster; its batches arrive through the
+/// returned stream as they are decoded, at most [`BATCHES_IN_FLIGHT`] ahead
+/// of the consumer, so a partition holds a few batches of each cluster in
+/// flight rather than whole clusters. Dropping the stream stops the decode.
+fn spawn_cluster(
+    this: RNTupleOpener,
+    meta: Arc<NTupleMeta>,
+    builder: RNTupleReaderBuilder,
+    columns: Arc<Vec<u32>>,
+    index: usize,
+    limit: Option<u64>,
+) -> futures::stream::BoxStream<'static, Result<RecordBatch>> {
+    let (tx, rx) = tokio::sync::mpsc::channel(BATCHES_IN_FLIGHT);
+    tokio::spawn(async move {
+        let errors = tx.clone();
+        if let Err(e) = read_cluster(this, meta, builder, columns, index, limit, tx).await {
+            let _ = errors.send(Err(e)).await;
+        }
+    });
+    futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    })
+    .boxed()
+}
+
+/// Fetches one cluster's pages, then decodes them on a blocking thread and
+/// sends each batch to `tx`.
 async fn read_cluster(
     this: RNTupleOpener,
     meta: Arc<NTupleMeta>,
@@ -194,52 +224,75 @@ async fn read_cluster(
     columns: Arc<Vec<u32>>,
     index: usize,
     limit: Option<u64>,
-) -> Result<Vec<RecordBatch>> {
+    tx: tokio::sync::mpsc::Sender<Result<RecordBatch>>,
+) -> Result<()> {
     let Some(cluster) = meta.clusters.get(index) else {
-        return Ok(Vec::new());
+        return Ok(());
     };
-    let id = cluster.id;
+    let (id, first_entry, n_entries) = (cluster.id, cluster.first_entry, cluster.n_entries);
     let (ranges, pages) = page_ranges(cluster, &columns);
     let started = Instant::now();
     let mut lease = fetch_cluster(&this.store, &meta, index, &columns).await?;
     this.metrics.fetch_time.add_elapsed(started);
-    let mut rounds = 0;
-    loop {
-        let mut b = builder.clone().with_clusters([id]);
-        if let Some(n) = limit {
-            b = b.with_limit(n);
+    let runtime = tokio::runtime::Handle::current();
+    let metrics = this.metrics.clone();
+    let location = meta.location.clone();
+    tokio::task::spawn_blocking(move || {
+        // Entries sent so far: after a miss, the read resumes there.
+        let mut sent = 0u64;
+        let mut rounds = 0;
+        loop {
+            let mut b = builder
+                .clone()
+                .with_clusters([id])
+                .with_entry_range(first_entry + sent..first_entry + n_entries);
+            if let Some(n) = limit {
+                b = b.with_limit(n.saturating_sub(sent));
+            }
+            let mut reader = match b.build() {
+                Ok(reader) => reader,
+                Err(e) => return Err(cluster_error(e, &location, id)),
+            };
+            let outcome = loop {
+                let started = Instant::now();
+                let next = reader.next_batch();
+                metrics.decode_time.add_elapsed(started);
+                match next {
+                    Ok(Some(batch)) => {
+                        sent += batch.num_rows() as u64;
+                        if tx.blocking_send(Ok(batch)).is_err() {
+                            // The consumer is gone: nothing more to do.
+                            return Ok(());
+                        }
+                    }
+                    Ok(None) => break Ok(()),
+                    Err(e) => break Err(e),
+                }
+            };
+            match outcome {
+                Ok(()) => {
+                    let bytes = if lease.fetched > 0 {
+                        lease.fetched
+                    } else {
+                        ranges.iter().map(|r| r.end - r.start).sum()
+                    };
+                    metrics.bytes_scanned.add(bytes as usize);
+                    metrics.pages_decoded.add(pages as usize);
+                    metrics.clusters_scanned.add(1);
+                    return Ok(());
+                }
+                Err(e) if is_miss(&e) && rounds < MISS_ROUNDS => {
+                    rounds += 1;
+                    runtime.block_on(fetch_misses(&this.store, &meta, &mut lease))?;
+                }
+                Err(e) => return Err(cluster_error(e, &location, id)),
+            }
         }
-        let decode_time = this.metrics.decode_time.clone();
-        let result = tokio::task::spawn_blocking(move || {
-            let started = Instant::now();
-            let result = b.build().and_then(|r| r.collect_batches());
-            decode_time.add_elapsed(started);
-            result
-        })
-        .await
-        .map_err(|e| DataFusionError::External(Box::new(e)))?;
-        match result {
-            Ok(batches) => {
-                let bytes = if lease.fetched > 0 {
-                    lease.fetched
-                } else {
-                    ranges.iter().map(|r| r.end - r.start).sum()
-                };
-                this.metrics.bytes_scanned.add(bytes as usize);
-                this.metrics.pages_decoded.add(pages as usize);
-                this.metrics.clusters_scanned.add(1);
-                drop(lease);
-                return Ok(batches);
-            }
-            Err(e) if is_miss(&e) && rounds < MISS_ROUNDS => {
-                rounds += 1;
-                fetch_misses(&this.store, &meta, &mut lease).await?;
-            }
-            Err(e) => {
-                return Err(
-                    DataFusionError::from(e).context(format!("{}: cluster {id}", meta.location))
-                )
-            }
-        }
-    }
+    })
+    .await
+    .map_err(|e| DataFusionError::External(Box::new(e)))?
+}
+
+fn cluster_error(e: Error, location: &impl std::fmt::Display, id: u64) -> DataFusionError {
+    DataFusionError::from(e).context(format!("{location}: cluster {id}"))
 }

@@ -197,7 +197,9 @@ struct ClusterState {
 }
 
 impl RNTupleRecordBatchReader {
-    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+    /// The next batch, with this crate's error (the iterator gives
+    /// [`ArrowError`]s).
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
         loop {
             if let Some(state) = &mut self.current {
                 if state.next < state.end {
