@@ -7,7 +7,8 @@
     python3 benches/compare/run.py --data /tmp/nanoaod --events 2000000 --runs 3
 
 Every measurement is a fresh process; the systems alternate within each run (run 1: every system on every task,
-then run 2, ...), and the table shows medians. Peak RSS is the process's maximum resident set (wait4).
+then run 2, ...), and the table shows medians. Peak RSS is the process's maximum resident set (GNU time where
+installed, else wait4, which also counts the harness's own memory at the fork).
 
 Tasks
 -----
@@ -63,8 +64,20 @@ def parts(query):
 # ---------------------------------------------------------------------------------------------------------------
 
 
+# Peak RSS comes from GNU time when it is there: the process forked from this
+# harness starts with the harness's own resident set (it holds every system's
+# values), and Linux counts that in the child's ru_maxrss even after exec.
+# time(1) is small, so the process it forks is measured alone.
+GNU_TIME = "/usr/bin/time" if os.path.exists("/usr/bin/time") else None
+
+
 def measure(argv, stdout_path=None):
     """Fork/exec argv, wait4 it: (wall seconds, peak RSS MB, stdout text)."""
+    rss_file = None
+    if GNU_TIME:
+        rss_file = tempfile.NamedTemporaryFile(delete=False)
+        rss_file.close()
+        argv = [GNU_TIME, "-f", "%M", "-o", rss_file.name] + list(argv)
     start = time.perf_counter()
     out_file = open(stdout_path, "wb") if stdout_path else tempfile.TemporaryFile()
     err_file = tempfile.TemporaryFile()
@@ -79,6 +92,12 @@ def measure(argv, stdout_path=None):
     _, status, usage = os.wait4(pid, 0)
     seconds = time.perf_counter() - start
     rss_mb = usage.ru_maxrss / 1024.0
+    if rss_file:
+        with open(rss_file.name) as f:
+            lines = [l for l in f.read().split() if l.isdigit()]
+        os.unlink(rss_file.name)
+        if lines:
+            rss_mb = int(lines[-1]) / 1024.0
     err_file.seek(0)
     err = err_file.read().decode(errors="replace")
     text = ""
