@@ -257,9 +257,13 @@ fn cast_values<S: NativeType, T: NativeType>(
     sub: Range<usize>,
     out: &mut Vec<T>,
 ) {
-    for_each::<S>(split, src, n, sub, |block| {
-        out.extend(block.iter().map(|&s| s.cast::<T>()))
-    });
+    if split {
+        split::extend_in(src, n, sub, out, |s: S| s.cast::<T>());
+    } else {
+        for_each::<S>(false, src, n, sub, |block| {
+            out.extend(block.iter().map(|&s| s.cast::<T>()))
+        });
+    }
 }
 
 /// Appends the zigzag-coded values `sub` of the page, cast to `T`.
@@ -270,9 +274,7 @@ fn zigzag_values<U: Zigzag, T: NativeType>(
     sub: Range<usize>,
     out: &mut Vec<T>,
 ) {
-    split::for_each_block_in::<U>(src, n, sub, |block| {
-        out.extend(block.iter().map(|&u| u.decode().cast::<T>()))
-    });
+    split::extend_in(src, n, sub, out, |u: U| u.decode().cast::<T>());
 }
 
 /// Decodes the `n` elements of one page `src` of a column coded as `coding`,

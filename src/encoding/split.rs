@@ -80,6 +80,74 @@ pub(crate) fn for_each_block_in<S: NativeType>(
     }
 }
 
+/// Appends `map` of the values `sub` of the split page `src` of `n` values
+/// to `out`. Full blocks go straight from the byte planes into `out` (the
+/// last interleave writes the output); the rest goes through
+/// [`for_each_block_in`].
+#[inline]
+pub(crate) fn extend_in<S: NativeType, T>(
+    src: &[u8],
+    n: usize,
+    sub: Range<usize>,
+    out: &mut Vec<T>,
+    map: impl Fn(S) -> T,
+) {
+    let mut start = sub.start;
+    while start + BLOCK <= sub.end && extend_full_block(src, n, start, out, &map) {
+        start += BLOCK;
+    }
+    for_each_block_in::<S>(src, n, start..sub.end, |block| {
+        out.extend(block.iter().map(|&value| map(value)))
+    });
+}
+
+/// [`full_block`] with its last step writing `map` of each value to `out`.
+#[inline(always)]
+fn extend_full_block<S: NativeType, T>(
+    src: &[u8],
+    n: usize,
+    start: usize,
+    out: &mut Vec<T>,
+    map: &impl Fn(S) -> T,
+) -> bool {
+    let plane = |b: usize| {
+        src.get(b * n + start..)
+            .and_then(|rest| rest.first_chunk::<BLOCK>())
+    };
+    let mut w16 = [[0u16; BLOCK]; 4];
+    let planes = S::SIZE.min(8);
+    if planes < 2 {
+        return false;
+    }
+    for (k, pair) in w16.iter_mut().enumerate().take(planes / 2) {
+        let (Some(lo), Some(hi)) = (plane(2 * k), plane(2 * k + 1)) else {
+            return false;
+        };
+        interleave(lo, hi, pair, |b| u16::from(b), 8);
+    }
+    let [a, b, c, d] = &w16;
+    match S::SIZE {
+        2 => out.extend(a.iter().map(|&w| map(S::from_bits64(u64::from(w))))),
+        4 => out.extend(a.iter().zip(b).map(|(&lo, &hi)| {
+            map(S::from_bits64(u64::from(
+                u32::from(lo) | (u32::from(hi) << 16),
+            )))
+        })),
+        8 => {
+            let (mut lo, mut hi) = ([0u32; BLOCK], [0u32; BLOCK]);
+            interleave(a, b, &mut lo, u32::from, 16);
+            interleave(c, d, &mut hi, u32::from, 16);
+            out.extend(
+                lo.iter()
+                    .zip(&hi)
+                    .map(|(&l, &h)| map(S::from_bits64(u64::from(l) | (u64::from(h) << 32)))),
+            );
+        }
+        _ => return false,
+    }
+    true
+}
+
 /// Unsplits the full block of 2-, 4- or 8-byte values that starts at
 /// element `start`. Pairs of byte planes are interleaved into 16-bit words,
 /// pairs of those into 32-bit words and so on: each step is a loop over
