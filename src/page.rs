@@ -66,6 +66,42 @@ pub struct PageSource {
     /// Payloads larger than this are split over several keys.
     pub max_key_size: u64,
     pub limits: Limits,
+    /// Page buffers of finished cursors, for the next ones.
+    pub buffers: Arc<BufferPool>,
+}
+
+/// Page buffers handed from the cursors of one cluster to those of the
+/// next, so that a read fills (zeroes) and faults in its page buffers once
+/// rather than once per cluster. Holds at most [`BufferPool::MAX_BYTES`].
+#[derive(Debug, Default)]
+pub struct BufferPool {
+    buffers: std::sync::Mutex<Vec<Vec<u8>>>,
+}
+
+impl BufferPool {
+    /// Most bytes of buffers kept for reuse.
+    pub const MAX_BYTES: usize = 256 << 20;
+
+    fn take(&self) -> Vec<u8> {
+        self.lock().pop().unwrap_or_default()
+    }
+
+    fn give(&self, buffer: Vec<u8>) {
+        if buffer.capacity() == 0 {
+            return;
+        }
+        let mut buffers = self.lock();
+        let kept: usize = buffers.iter().map(Vec::capacity).sum();
+        if kept + buffer.capacity() <= Self::MAX_BYTES {
+            buffers.push(buffer);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Vec<u8>>> {
+        self.buffers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 /// Reads element ranges of one column within one cluster.
@@ -273,6 +309,9 @@ impl ColumnCursor {
         }
         // The stored bytes go to a buffer kept from page to page.
         let mut scratch = std::mem::take(&mut self.compressed);
+        if scratch.capacity() == 0 {
+            scratch = self.source.buffers.take();
+        }
         let result = self.decompress_page(page, len, &mut scratch);
         self.compressed = scratch;
         let buf = result?;
@@ -325,9 +364,10 @@ impl ColumnCursor {
         // of that size exists.
         check_block(compressed, len_usize, offset)?;
         self.charge("decompressed pages of a batch", len)?;
-        let mut buf = std::mem::take(&mut self.current)
-            .map(|(_, b)| b)
-            .unwrap_or_default();
+        let mut buf = match std::mem::take(&mut self.current) {
+            Some((_, b)) => b,
+            None => self.source.buffers.take(),
+        };
         // Every byte is overwritten by the decompression (or the copy of an
         // uncompressed page), so a reused buffer is not cleared first.
         if buf.len() < len_usize {
@@ -505,6 +545,17 @@ impl ColumnCursor {
     }
 }
 
+impl Drop for ColumnCursor {
+    fn drop(&mut self) {
+        if let Some((_, page)) = self.current.take() {
+            self.source.buffers.give(page);
+        }
+        self.source
+            .buffers
+            .give(std::mem::take(&mut self.compressed));
+    }
+}
+
 /// A page decoder: coding, page bytes, element count, file offset, output.
 type DecodeFn<V> = fn(&ColumnCoding, &[u8], usize, u64, &mut Vec<V>) -> Result<()>;
 
@@ -522,4 +573,30 @@ enum Piece<'a> {
 fn to_usize(n: u64) -> Result<usize> {
     usize::try_from(n)
         .map_err(|_| Error::malformed("page", 0, format!("{n} elements do not fit in memory")))
+}
+
+#[cfg(test)]
+mod pool_tests {
+    use super::BufferPool;
+
+    /// Buffers come back in the state they were given (no clearing), empty
+    /// ones are not kept, and the pool keeps at most `MAX_BYTES`.
+    #[test]
+    fn the_pool_reuses_buffers_up_to_its_bound() {
+        let pool = BufferPool::default();
+        assert!(pool.take().is_empty());
+        pool.give(Vec::new());
+        assert_eq!(pool.lock().len(), 0);
+        pool.give(vec![7u8; 1000]);
+        let again = pool.take();
+        assert_eq!(again, vec![7u8; 1000]);
+        let big = BufferPool::MAX_BYTES / 2 + 1;
+        pool.give(Vec::with_capacity(big));
+        pool.give(Vec::with_capacity(big));
+        assert_eq!(
+            pool.lock().len(),
+            1,
+            "a second half-limit buffer is over the bound"
+        );
+    }
 }

@@ -13,7 +13,7 @@ use crate::descriptor::{ClusterDescriptor, ClusterGroup, Descriptor};
 use crate::envelope::{parse_footer, parse_header, parse_page_list};
 use crate::error::{Error, Result, ResultExt};
 use crate::io::{FileReader, MmapReader, ReadAt};
-use crate::page::{Limits, PageSource};
+use crate::page::{BufferPool, Limits, PageSource};
 
 /// One RNTuple listed in a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,6 +189,8 @@ struct Inner {
     mapping: Arc<ArrowMapping>,
     page_lists: Vec<OnceLock<Arc<Vec<ClusterDescriptor>>>>,
     limits: Limits,
+    /// Page buffers shared by the reads of this RNTuple.
+    buffers: Arc<BufferPool>,
 }
 
 /// Reads an envelope (or any block) of `nbytes` stored bytes at `offset`
@@ -266,6 +268,7 @@ impl RNTuple {
                 mapping: Arc::new(mapping),
                 page_lists,
                 limits,
+                buffers: Arc::default(),
             }),
         })
     }
@@ -296,6 +299,7 @@ impl RNTuple {
             source: self.inner.source.clone(),
             max_key_size: self.inner.max_key_size,
             limits: self.inner.limits,
+            buffers: self.inner.buffers.clone(),
         }
     }
 
