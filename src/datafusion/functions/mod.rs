@@ -26,6 +26,7 @@
 //! | `min_delta_r(eta, phi, other_eta, other_phi)` | per element of the first lists, the smallest `delta_r` to the other lists' elements (`+inf` if none) |
 //! | `list_select(list, positions)` | the elements at 1-based `positions` (a list), as DuckDB's; gathers the objects of `pairs`/`triples` |
 //! | `pairs(n)` / `triples(n)` | every distinct pair / triple of indices `1..=n` (or of a list's elements), as `List<Struct{i, j[, k]}>`, 1-based for `list[i]` |
+//! | `cardinality(list)` | DataFusion's function, with flat lists counted from the batch's offsets (see `length.rs`) |
 //!
 //! ```sql
 //! -- the azimuthal distance of the two leading muons
