@@ -352,6 +352,16 @@ impl NodeReader {
         }
     }
 
+    /// The key of `range` of this node's first column in the shared reads.
+    fn shared_key(&mut self, offsets: bool, range: &Range<u64>) -> Result<SharedKey> {
+        Ok(SharedKey {
+            column: self.cursor(0)?.column_id(),
+            offsets,
+            start: range.start,
+            end: range.end,
+        })
+    }
+
     /// [`Self::read_primitive`] through the shared reads.
     fn read_shared_primitive(
         &mut self,
@@ -359,12 +369,7 @@ impl NodeReader {
         range: Range<u64>,
         shared: &SharedReads,
     ) -> Result<ArrayRef> {
-        let key = SharedKey {
-            column: self.cursor(0)?.column_id(),
-            offsets: false,
-            start: range.start,
-            end: range.end,
-        };
+        let key = self.shared_key(false, &range)?;
         let read = shared.get_or_read(key, || {
             Ok(Shared::Values(self.read_primitive(leaf, range.clone())?))
         })?;
@@ -417,12 +422,7 @@ impl NodeReader {
         range: Range<u64>,
         shared: &SharedReads,
     ) -> Result<(OffsetBuffer<i32>, Range<u64>)> {
-        let key = SharedKey {
-            column: self.cursor(0)?.column_id(),
-            offsets: true,
-            start: range.start,
-            end: range.end,
-        };
+        let key = self.shared_key(true, &range)?;
         let read = shared.get_or_read(key, || {
             let (offsets, elements) = self.read_offsets_unshared(range.clone())?;
             Ok(Shared::Offsets(offsets, elements))

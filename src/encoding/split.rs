@@ -41,12 +41,17 @@ pub(crate) fn for_each_block_in<S: NativeType>(
 ) {
     let mut gathered = [S::Word::default(); BLOCK];
     let mut values = [S::default(); BLOCK];
+    let mut full = Vec::with_capacity(BLOCK);
     let mut start = sub.start;
     while start < sub.end {
         let len = BLOCK.min(sub.end - start);
-        if len == BLOCK && S::SIZE >= 2 && full_block(src, n, start, &mut values) {
-            // Done: the block's planes were read in one pass.
-        } else if S::SIZE == 8 && len == BLOCK {
+        full.clear();
+        if len == BLOCK && extend_full_block(src, n, start, &mut full, &|value: S| value) {
+            f(&full);
+            start += len;
+            continue;
+        }
+        if S::SIZE == 8 && len == BLOCK {
             // Eight planes of eight bytes are an 8x8 byte matrix to transpose.
             for (group, chunk) in values.chunks_exact_mut(8).enumerate() {
                 let at = start + 8 * group;
@@ -101,7 +106,12 @@ pub(crate) fn extend_in<S: NativeType, T>(
     });
 }
 
-/// [`full_block`] with its last step writing `map` of each value to `out`.
+/// Unsplits the full block of 2-, 4- or 8-byte values that starts at
+/// element `start`, appending `map` of each to `out`. Pairs of byte planes
+/// are interleaved into 16-bit words, pairs of those into 32-bit words and
+/// so on: each step is a loop over fixed-size arrays that the compiler turns
+/// into vector unpack instructions, and the last one writes `out`. False
+/// (and nothing appended) for other widths or short planes.
 #[inline(always)]
 fn extend_full_block<S: NativeType, T>(
     src: &[u8],
@@ -142,54 +152,6 @@ fn extend_full_block<S: NativeType, T>(
                     .zip(&hi)
                     .map(|(&l, &h)| map(S::from_bits64(u64::from(l) | (u64::from(h) << 32)))),
             );
-        }
-        _ => return false,
-    }
-    true
-}
-
-/// Unsplits the full block of 2-, 4- or 8-byte values that starts at
-/// element `start`. Pairs of byte planes are interleaved into 16-bit words,
-/// pairs of those into 32-bit words and so on: each step is a loop over
-/// fixed-size arrays that the compiler turns into vector unpack
-/// instructions. False if the planes are short, for the general path.
-#[inline(always)]
-fn full_block<S: NativeType>(src: &[u8], n: usize, start: usize, values: &mut [S; BLOCK]) -> bool {
-    let plane = |b: usize| {
-        src.get(b * n + start..)
-            .and_then(|rest| rest.first_chunk::<BLOCK>())
-    };
-    let mut w16 = [[0u16; BLOCK]; 4];
-    let planes = S::SIZE.min(8);
-    for (k, pair) in w16.iter_mut().enumerate().take(planes / 2) {
-        let (Some(lo), Some(hi)) = (plane(2 * k), plane(2 * k + 1)) else {
-            return false;
-        };
-        interleave(lo, hi, pair, |b| u16::from(b), 8);
-    }
-    let [a, b, c, d] = &w16;
-    match S::SIZE {
-        2 => {
-            for (value, &w) in values.iter_mut().zip(a) {
-                *value = S::from_bits64(u64::from(w));
-            }
-        }
-        4 => {
-            let mut w32 = [0u32; BLOCK];
-            interleave(a, b, &mut w32, u32::from, 16);
-            for (value, &w) in values.iter_mut().zip(&w32) {
-                *value = S::from_bits64(u64::from(w));
-            }
-        }
-        8 => {
-            let (mut lo, mut hi) = ([0u32; BLOCK], [0u32; BLOCK]);
-            interleave(a, b, &mut lo, u32::from, 16);
-            interleave(c, d, &mut hi, u32::from, 16);
-            let mut w64 = [0u64; BLOCK];
-            interleave(&lo, &hi, &mut w64, u64::from, 32);
-            for (value, &w) in values.iter_mut().zip(&w64) {
-                *value = S::from_bits64(w);
-            }
         }
         _ => return false,
     }
