@@ -34,7 +34,7 @@ use crate::RNTupleReaderBuilder;
 /// Clusters fetched and decoded at the same time by one partition. A
 /// cluster's fetched pages stay in memory until it is decoded, and a second
 /// cluster in flight took Q6 and Q7 of the 10M-event benchmark from under
-/// 380 MB to about 530 MB without making them faster: the partitions
+/// 380 MB to 570-600 MB without making them faster: the partitions
 /// already keep both cores busy.
 const CLUSTERS_IN_FLIGHT: usize = 1;
 /// Decoded batches of one cluster waiting for the consumer.
