@@ -51,8 +51,7 @@ fn layout(bytes: &[u8]) -> Layout {
         .iter()
         .find(|a| a.name == NTUPLE)
         .unwrap()
-        .anchor
-        .clone();
+        .anchor;
     assert_eq!(
         anchor.nbytes_header, anchor.len_header,
         "the Plain RNTuple must be uncompressed"

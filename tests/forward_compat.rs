@@ -599,7 +599,7 @@ fn projections_of_a_skipped_field_are_skipped_too() {
                 })
                 .map(|(_, g)| g.name.clone())
                 .collect();
-            (!deps.is_empty()).then(|| (i as u32, deps))
+            (!deps.is_empty()).then_some((i as u32, deps))
         })
         .unwrap();
     let name = schema.fields[source as usize].name.clone();

@@ -19,7 +19,10 @@ use rntuple::container::{read_blob, RootFile};
 use rntuple::encoding::ColumnCoding;
 use rntuple::RNTupleFile;
 
-const TARGETS: [(&str, fn(&[u8])); 3] = [
+/// A fuzz target: its name and the function that replays one input.
+type Target = (&'static str, fn(&[u8]));
+
+const TARGETS: [Target; 3] = [
     ("open_read", harness::open_read),
     ("envelopes", harness::envelopes),
     ("pages", harness::pages),

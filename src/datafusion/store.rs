@@ -212,7 +212,7 @@ pub(crate) async fn load_ntuple(
     let source = Arc::new(SparseSource::new(size));
     let whole = size <= whole_file_limit;
     let first = if whole {
-        vec![0..size]
+        std::iter::once(0..size).collect()
     } else {
         coalesce(vec![0..HEAD.min(size), size.saturating_sub(TAIL)..size], 0)
     };
@@ -431,7 +431,10 @@ mod tests {
     #[test]
     fn sparse_reads_inside_and_records_misses() {
         let s = SparseSource::new(100);
-        s.insert(&[10..20], vec![Bytes::from_static(b"0123456789")]);
+        s.insert(
+            std::slice::from_ref(&(10..20)),
+            vec![Bytes::from_static(b"0123456789")],
+        );
         assert_eq!(&s.read_range(12, 3).unwrap()[..], b"234");
         assert!(s.read_range(15, 10).is_err());
         assert_eq!(s.take_misses(), vec![15..25]);

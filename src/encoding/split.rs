@@ -133,7 +133,7 @@ fn extend_full_block<S: NativeType, T>(
         let (Some(lo), Some(hi)) = (plane(2 * k), plane(2 * k + 1)) else {
             return false;
         };
-        interleave(lo, hi, pair, |b| u16::from(b), 8);
+        interleave(lo, hi, pair, u16::from, 8);
     }
     let [a, b, c, d] = &w16;
     match S::SIZE {
