@@ -350,14 +350,7 @@ impl ColumnCursor {
             b.copy_from_slice(checksum);
             let expected = u64::from_le_bytes(b);
             let actual = xxh3_64(compressed);
-            if expected != actual {
-                return Err(Error::ChecksumMismatch {
-                    what: "page",
-                    offset,
-                    expected,
-                    actual,
-                });
-            }
+            crate::error::verify_checksum("page", offset, expected, actual)?;
         }
         let len_usize = to_usize(len)?;
         // The chunk headers must justify the page's size before a buffer

@@ -188,14 +188,7 @@ impl Anchor {
         let checksum_offset = c.offset();
         let expected = c.u64_be()?;
         let actual = xxh3_64(checksummed);
-        if expected != actual {
-            return Err(Error::ChecksumMismatch {
-                what: "anchor",
-                offset: checksum_offset,
-                expected,
-                actual,
-            });
-        }
+        crate::error::verify_checksum("anchor", checksum_offset, expected, actual)?;
 
         match anchor.version_epoch {
             0 => Err(Error::unsupported("pre-release RNTuple (epoch 0)")),

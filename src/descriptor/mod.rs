@@ -195,14 +195,12 @@ pub struct Descriptor {
 impl Descriptor {
     /// Links header and footer into one validated descriptor.
     pub fn new(header: HeaderEnvelope, footer: FooterEnvelope, version: [u16; 4]) -> Result<Self> {
-        if footer.header_checksum != header.checksum {
-            return Err(Error::ChecksumMismatch {
-                what: "header checksum in the footer",
-                offset: 0,
-                expected: footer.header_checksum,
-                actual: header.checksum,
-            });
-        }
+        crate::error::verify_checksum(
+            "header checksum in the footer",
+            0,
+            footer.header_checksum,
+            header.checksum,
+        )?;
         let mut feature_flags = header.feature_flags.clone();
         for bit in &footer.feature_flags {
             if !feature_flags.contains(bit) {
@@ -327,14 +325,12 @@ impl Descriptor {
     ) -> Result<Vec<ClusterDescriptor>> {
         let what = "page list envelope";
         let at = group.page_list.locator.offset;
-        if page_list.header_checksum != self.header_checksum {
-            return Err(Error::ChecksumMismatch {
-                what: "header checksum in the page list",
-                offset: at,
-                expected: page_list.header_checksum,
-                actual: self.header_checksum,
-            });
-        }
+        crate::error::verify_checksum(
+            "header checksum in the page list",
+            at,
+            page_list.header_checksum,
+            self.header_checksum,
+        )?;
         if page_list.clusters.len() != group.n_clusters as usize {
             return Err(Error::malformed(
                 what,

@@ -98,14 +98,7 @@ pub fn open_envelope(
     stored.copy_from_slice(tail);
     let expected = u64::from_le_bytes(stored);
     let actual = xxh3_64(body);
-    if expected != actual {
-        return Err(Error::ChecksumMismatch {
-            what,
-            offset: file_offset,
-            expected,
-            actual,
-        });
-    }
+    crate::error::verify_checksum(what, file_offset, expected, actual)?;
     let mut cursor = Cursor::new(body, 0, what);
     let type_and_length = cursor.u64_le()?;
     let type_id = (type_and_length & 0xFFFF) as u16;
