@@ -222,7 +222,7 @@ fn build_tables(data: &Path, dir: &Path) -> std::io::Result<()> {
     copy("clusters.root", "indexed/clusters.root")?;
     rntuple::datafusion::index::write_index(
         dir.join("indexed/clusters.root"),
-        &["index", "float", "string", "bool"],
+        &["index", "float", "string", "bool", "vec", "vec_vec"],
     )
     .map_err(std::io::Error::other)?;
     copy("clusters.root", "stale/clusters.root")?;

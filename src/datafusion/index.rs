@@ -5,14 +5,21 @@
 //!  events.root          the data, untouched
 //!  events.root.rntidx   Arrow IPC file, one row per cluster (entry order):
 //!                       first_entry, n_entries, <col>.min, <col>.max, <col>.null_count ...
+//!                       <list>.len.min, <list>.len.max, <list>.len.null_count ...
 //!                       schema metadata: file size, header checksum, RNTuple name
 //!
 //!  scan: WHERE MET_pt > 100 ─ PruningPredicate(min/max per cluster) ─> clusters kept
+//!        WHERE cardinality(Jet) >= 2 ─ rewritten to the column `Jet.len` ─> same
 //! ```
 //!
 //! The index is used only when the file size, the RNTuple name and the
 //! header checksum recorded in it match the file; otherwise it is ignored.
-//! Index what is filtered on: top-level numeric, boolean and string fields.
+//! Index what is filtered on: top-level numeric, boolean and string fields
+//! by value, top-level lists and maps by length (`cardinality(x)`).
+//!
+//! Without a sidecar, the file still bounds some columns: a top-level
+//! Real32Quant column holds values within the range its column description
+//! gives, so a filter outside that range prunes every cluster written with it.
 //!
 //! ```no_run
 //! let sidecar = rntuple::datafusion::index::write_index("events.root", &["MET_pt", "nMuon"])?;
@@ -25,13 +32,16 @@ use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt64Array};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::stats::Precision;
+use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{Column, ColumnStatistics, ScalarValue, Statistics};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::functions_aggregate::min_max::{MaxAccumulator, MinAccumulator};
 use datafusion::logical_expr::Accumulator;
+use datafusion::physical_expr::expressions::Column as ColumnExpr;
+use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr};
 use datafusion::physical_optimizer::pruning::PruningPredicate;
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
@@ -58,12 +68,82 @@ pub fn sidecar_path(file: impl AsRef<FsPath>) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn indexable(dt: &DataType) -> bool {
+/// The sidecar column prefix of the lengths of list `name`: RNTuple field
+/// names have no dots, so it cannot clash with a field.
+const LENGTH_SUFFIX: &str = ".len";
+
+fn indexed_by_value(dt: &DataType) -> bool {
     dt.is_numeric() || matches!(dt, DataType::Boolean | DataType::Utf8)
 }
 
+fn indexed_by_length(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::List(_) | DataType::LargeList(_) | DataType::Map(_, _)
+    )
+}
+
+/// What one group of sidecar columns describes.
+struct Indexed {
+    /// The top-level field.
+    field: String,
+    /// Prefix of its sidecar columns: the field name, or `<field>.len`.
+    key: String,
+    by_length: bool,
+    /// The type of the values indexed (`UInt64` for lengths).
+    data_type: DataType,
+}
+
+/// The narrowest projection that still gives a list field's lengths: the
+/// list with only the first member of its items, down through structs.
+fn length_path(name: &str, dt: &DataType) -> String {
+    let mut path = name.to_string();
+    let mut item = match dt {
+        DataType::List(f) | DataType::LargeList(f) => f.data_type(),
+        _ => return path,
+    };
+    while let DataType::Struct(fields) = item {
+        let Some(first) = fields.first() else { break };
+        path.push('.');
+        path.push_str(first.name());
+        item = first.data_type();
+    }
+    path
+}
+
+/// The lengths of the lists of `array` (null where the list is null).
+fn list_lengths(array: &ArrayRef) -> Option<UInt64Array> {
+    fn lengths<O: arrow_array::OffsetSizeTrait>(
+        offsets: &arrow_buffer::OffsetBuffer<O>,
+        nulls: Option<&arrow_buffer::NullBuffer>,
+    ) -> UInt64Array {
+        let values: Vec<u64> = offsets
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_usize() as u64)
+            .collect();
+        UInt64Array::new(values.into(), nulls.cloned())
+    }
+    use arrow_array::cast::AsArray;
+    match array.data_type() {
+        DataType::List(_) => {
+            let l = array.as_list::<i32>();
+            Some(lengths(l.offsets(), l.nulls()))
+        }
+        DataType::LargeList(_) => {
+            let l = array.as_list::<i64>();
+            Some(lengths(l.offsets(), l.nulls()))
+        }
+        DataType::Map(_, _) => {
+            let m = array.as_map();
+            Some(lengths(m.offsets(), m.nulls()))
+        }
+        _ => None,
+    }
+}
+
 /// Writes the sidecar index of the only RNTuple of a local file for these
-/// top-level columns (all indexable ones when `columns` is empty).
+/// top-level columns: scalars by value, lists and maps by length (all such
+/// fields when `columns` is empty).
 pub fn write_index(path: impl AsRef<FsPath>, columns: &[&str]) -> Result<PathBuf> {
     write_index_for(path, None, columns)
 }
@@ -83,58 +163,87 @@ pub fn write_index_for(
         schema
             .fields()
             .iter()
-            .filter(|f| indexable(f.data_type()))
+            .filter(|f| indexed_by_value(f.data_type()) || indexed_by_length(f.data_type()))
             .map(|f| f.name().clone())
             .collect()
     } else {
         columns.iter().map(|c| c.to_string()).collect()
     };
-    let mut fields = Vec::new();
+    let mut indexed = Vec::new();
+    let mut paths = Vec::new();
     for name in &names {
         let field = schema
             .field_with_name(name)
             .map_err(|_| DataFusionError::Plan(format!("no top-level field {name:?} to index")))?;
-        if !indexable(field.data_type()) {
+        let dt = field.data_type();
+        let by_length = indexed_by_length(dt);
+        if !by_length && !indexed_by_value(dt) {
             return Err(DataFusionError::Plan(format!(
-                "field {name:?} of type {} cannot be indexed",
-                field.data_type()
+                "field {name:?} of type {dt} cannot be indexed"
             )));
         }
-        fields.push(field.clone());
+        indexed.push(Indexed {
+            field: name.clone(),
+            key: if by_length {
+                format!("{name}{LENGTH_SUFFIX}")
+            } else {
+                name.clone()
+            },
+            by_length,
+            data_type: if by_length {
+                DataType::UInt64
+            } else {
+                dt.clone()
+            },
+        });
+        paths.push(if by_length {
+            length_path(name, dt)
+        } else {
+            name.clone()
+        });
     }
     let clusters = nt.clusters()?;
-    let mut mins: Vec<Vec<ScalarValue>> = vec![Vec::new(); fields.len()];
+    let mut mins: Vec<Vec<ScalarValue>> = vec![Vec::new(); indexed.len()];
     let mut maxs = mins.clone();
-    let mut nulls: Vec<Vec<u64>> = vec![Vec::new(); fields.len()];
+    let mut nulls: Vec<Vec<u64>> = vec![Vec::new(); indexed.len()];
     for cluster in &clusters {
         let reader = crate::RNTupleReaderBuilder::new(nt.clone())
-            .with_projection(&names)?
+            .with_projection(&paths)?
             .with_clusters([cluster.id])
             .build()?;
-        let mut min_acc = fields
+        let mut min_acc = indexed
             .iter()
-            .map(|f| MinAccumulator::try_new(f.data_type()))
+            .map(|x| MinAccumulator::try_new(&x.data_type))
             .collect::<Result<Vec<_>>>()?;
-        let mut max_acc = fields
+        let mut max_acc = indexed
             .iter()
-            .map(|f| MaxAccumulator::try_new(f.data_type()))
+            .map(|x| MaxAccumulator::try_new(&x.data_type))
             .collect::<Result<Vec<_>>>()?;
-        let mut null_count = vec![0u64; fields.len()];
+        let mut null_count = vec![0u64; indexed.len()];
         for batch in reader {
             let batch = batch?;
-            for (i, column) in batch.columns().iter().enumerate() {
+            for (i, x) in indexed.iter().enumerate() {
+                let Some(column) = batch.column_by_name(&x.field) else {
+                    continue;
+                };
+                let column = match x.by_length {
+                    true => Arc::new(list_lengths(column).ok_or_else(|| {
+                        DataFusionError::Internal(format!("{} is not a list", x.field))
+                    })?) as ArrayRef,
+                    false => column.clone(),
+                };
                 if let (Some(mn), Some(mx), Some(nc)) = (
                     min_acc.get_mut(i),
                     max_acc.get_mut(i),
                     null_count.get_mut(i),
                 ) {
-                    mn.update_batch(std::slice::from_ref(column))?;
-                    mx.update_batch(std::slice::from_ref(column))?;
+                    mn.update_batch(std::slice::from_ref(&column))?;
+                    mx.update_batch(std::slice::from_ref(&column))?;
                     *nc += column.null_count() as u64;
                 }
             }
         }
-        for i in 0..fields.len() {
+        for i in 0..indexed.len() {
             mins[i].push(min_acc[i].evaluate()?);
             maxs[i].push(max_acc[i].evaluate()?);
             nulls[i].push(null_count[i]);
@@ -152,20 +261,12 @@ pub fn write_index_for(
             clusters.iter().map(|c| c.n_entries),
         )),
     ];
-    for (i, field) in fields.iter().enumerate() {
-        let dt = field.data_type().clone();
+    for (i, x) in indexed.iter().enumerate() {
+        let dt = x.data_type.clone();
+        out_fields.push(Field::new(format!("{}.min", x.key), dt.clone(), true));
+        out_fields.push(Field::new(format!("{}.max", x.key), dt.clone(), true));
         out_fields.push(Field::new(
-            format!("{}.min", field.name()),
-            dt.clone(),
-            true,
-        ));
-        out_fields.push(Field::new(
-            format!("{}.max", field.name()),
-            dt.clone(),
-            true,
-        ));
-        out_fields.push(Field::new(
-            format!("{}.null_count", field.name()),
+            format!("{}.null_count", x.key),
             DataType::UInt64,
             false,
         ));
@@ -253,8 +354,9 @@ pub(crate) async fn load(
     Some(ClusterIndex { batch })
 }
 
-/// Statistics of the clusters `clusters` of a file: exact entry counts, and
-/// min / max / null counts of the indexed columns.
+/// Statistics of the clusters `clusters` of a file: exact entry counts,
+/// min / max / null counts of the indexed columns, and the bounds of
+/// Real32Quant columns (inexact: a bound, not a value that occurs).
 pub(crate) fn statistics(
     meta: &NTupleMeta,
     table_schema: &SchemaRef,
@@ -262,20 +364,125 @@ pub(crate) fn statistics(
 ) -> Statistics {
     let mut stats = Statistics::new_unknown(table_schema)
         .with_num_rows(Precision::Exact(meta.entries(clusters) as usize));
-    let Some(index) = &meta.index else {
-        return stats;
-    };
     let rows = UInt64Array::from_iter_values(clusters.iter().map(|&c| c as u64));
     for (field, col) in table_schema
         .fields()
         .iter()
         .zip(stats.column_statistics.iter_mut())
     {
-        if let Some(s) = column_statistics(index, field.name(), &rows) {
+        let indexed = meta
+            .index
+            .as_ref()
+            .and_then(|index| column_statistics(index, field.name(), &rows));
+        if let Some(s) = indexed.or_else(|| quantized_statistics(meta, field.name(), &rows)) {
             *col = s;
         }
     }
     stats
+}
+
+fn quantized_statistics(
+    meta: &NTupleMeta,
+    name: &str,
+    rows: &UInt64Array,
+) -> Option<ColumnStatistics> {
+    let (mins, maxs) = quantized_bounds(meta, name, rows)?;
+    if mins.null_count() > 0 {
+        return None;
+    }
+    let inexact = |p: Precision<ScalarValue>| match p {
+        Precision::Exact(v) => Precision::Inexact(v),
+        other => other,
+    };
+    let min = fold(&mins, |a, b| if b < a { b } else { a })?;
+    let max = fold(&maxs, |a, b| if b > a { b } else { a })?;
+    Some(
+        ColumnStatistics::new_unknown()
+            .with_min_value(inexact(min))
+            .with_max_value(inexact(max)),
+    )
+}
+
+/// Per-cluster bounds of a top-level floating-point field that the file
+/// itself gives: in a cluster whose active column representation is
+/// Real32Quant, every value lies within the column's value range (ROOT
+/// clamps to its maximum), and a deferred column adds the zeros it reads as
+/// before its first element. Null where a cluster gives no bound; `None`
+/// when no cluster does.
+fn quantized_bounds(
+    meta: &NTupleMeta,
+    name: &str,
+    rows: &UInt64Array,
+) -> Option<(ArrayRef, ArrayRef)> {
+    use crate::descriptor::ColumnType;
+    let data_type = meta.schema.field_with_name(name).ok()?.data_type().clone();
+    if !matches!(data_type, DataType::Float32 | DataType::Float64) {
+        return None;
+    }
+    let descriptor = meta.ntuple.descriptor();
+    let field = descriptor
+        .top_level
+        .iter()
+        .filter_map(|&id| descriptor.fields.get(id as usize))
+        .find(|f| f.name == name && f.children.is_empty())?;
+    let quantized: Vec<Option<(u32, f64, f64)>> = field
+        .representations
+        .iter()
+        .map(|columns| {
+            let [id] = columns.as_slice() else {
+                return None;
+            };
+            let column = descriptor.columns.get(*id as usize)?;
+            let (lo, hi) = column.value_range?;
+            let ordered = lo.partial_cmp(&hi).is_some_and(|o| o.is_le());
+            if column.column_type != ColumnType::Real32Quant || !ordered {
+                return None;
+            }
+            let deferred = column.first_element_index.is_some_and(|i| i != 0);
+            let (lo, hi) = if deferred {
+                (lo.min(0.0), hi.max(0.0))
+            } else {
+                (lo, hi)
+            };
+            Some((*id, lo, hi))
+        })
+        .collect();
+    if quantized.iter().all(Option::is_none) {
+        return None;
+    }
+    let bounds: Vec<Option<(f64, f64)>> = rows
+        .values()
+        .iter()
+        .map(|&r| {
+            let cluster = meta.clusters.get(r as usize)?;
+            // The representation this cluster was written with.
+            let active = field
+                .representations
+                .iter()
+                .position(|columns| columns.iter().all(|&c| cluster.column(c).is_some()))?;
+            let (_, lo, hi) = quantized.get(active).copied().flatten()?;
+            Some((lo, hi))
+        })
+        .collect();
+    let (mins, maxs): (ArrayRef, ArrayRef) = match data_type {
+        DataType::Float32 => (
+            Arc::new(arrow_array::Float32Array::from_iter(
+                bounds.iter().map(|b| b.map(|(lo, _)| lo as f32)),
+            )),
+            Arc::new(arrow_array::Float32Array::from_iter(
+                bounds.iter().map(|b| b.map(|(_, hi)| hi as f32)),
+            )),
+        ),
+        _ => (
+            Arc::new(arrow_array::Float64Array::from_iter(
+                bounds.iter().map(|b| b.map(|(lo, _)| lo)),
+            )),
+            Arc::new(arrow_array::Float64Array::from_iter(
+                bounds.iter().map(|b| b.map(|(_, hi)| hi)),
+            )),
+        ),
+    };
+    Some((mins, maxs))
 }
 
 fn column_statistics(
@@ -322,17 +529,64 @@ fn fold(
     Some(acc.map_or(Precision::Absent, Precision::Exact))
 }
 
-/// The clusters among `candidates` that `predicate` may match.
+/// The pruning predicate of a scan's filter. `cardinality(list)` of a
+/// top-level list becomes the column `<list>.len`, whose per-cluster bounds
+/// the sidecar holds, because DataFusion prunes on plain columns only.
+pub(crate) fn pruning_predicate(
+    filter: &Arc<dyn PhysicalExpr>,
+    file_schema: &SchemaRef,
+) -> Option<Arc<PruningPredicate>> {
+    let mut fields: Vec<FieldRef> = file_schema.fields().iter().cloned().collect();
+    let rewritten = filter
+        .clone()
+        .transform(|expr| {
+            let Some(length) = list_length_column(&expr, file_schema) else {
+                return Ok(Transformed::no(expr));
+            };
+            let index = match fields.iter().position(|f| f.name() == length.name()) {
+                Some(i) => i,
+                None => {
+                    fields.push(Arc::new(length));
+                    fields.len() - 1
+                }
+            };
+            let name = fields[index].name().clone();
+            let column: Arc<dyn PhysicalExpr> = Arc::new(ColumnExpr::new(&name, index));
+            Ok(Transformed::yes(column))
+        })
+        .ok()?
+        .data;
+    #[allow(deprecated)]
+    let predicate = PruningPredicate::try_new(rewritten, Arc::new(Schema::new(fields))).ok()?;
+    Some(Arc::new(predicate))
+}
+
+/// The `<list>.len` column that stands for `expr` if it is
+/// `cardinality(<top-level list>)`.
+fn list_length_column(expr: &Arc<dyn PhysicalExpr>, file_schema: &SchemaRef) -> Option<Field> {
+    let call = expr.downcast_ref::<ScalarFunctionExpr>()?;
+    let [arg] = call.args() else {
+        return None;
+    };
+    let column = arg.downcast_ref::<ColumnExpr>()?;
+    let list = file_schema.field_with_name(column.name()).ok()?;
+    (call.name() == "cardinality" && indexed_by_length(list.data_type())).then(|| {
+        Field::new(
+            format!("{}{LENGTH_SUFFIX}", column.name()),
+            call.return_type().clone(),
+            true,
+        )
+    })
+}
+
+/// The clusters among `candidates` that `predicate` may match, by the
+/// sidecar index and the bounds the file gives.
 pub(crate) fn prune(
     predicate: &PruningPredicate,
     meta: &NTupleMeta,
     candidates: Vec<usize>,
 ) -> Vec<usize> {
-    let Some(index) = &meta.index else {
-        return candidates;
-    };
-    let stats = IndexStatistics {
-        index,
+    let stats = ClusterStatistics {
         meta,
         rows: UInt64Array::from_iter_values(candidates.iter().map(|&c| c as u64)),
     };
@@ -346,26 +600,28 @@ pub(crate) fn prune(
     }
 }
 
-/// The index rows of some clusters, as DataFusion's pruning sees them.
-struct IndexStatistics<'a> {
-    index: &'a ClusterIndex,
+/// What is known of some clusters, as DataFusion's pruning sees it.
+struct ClusterStatistics<'a> {
     meta: &'a NTupleMeta,
     rows: UInt64Array,
 }
 
-impl IndexStatistics<'_> {
-    fn take(&self, name: &str, what: &str) -> Option<ArrayRef> {
-        arrow::compute::take(self.index.column(name, what)?.as_ref(), &self.rows, None).ok()
+impl ClusterStatistics<'_> {
+    fn indexed(&self, name: &str, what: &str) -> Option<ArrayRef> {
+        let column = self.meta.index.as_ref()?.column(name, what)?;
+        arrow::compute::take(column.as_ref(), &self.rows, None).ok()
     }
 }
 
-impl PruningStatistics for IndexStatistics<'_> {
+impl PruningStatistics for ClusterStatistics<'_> {
     fn min_values(&self, column: &Column) -> Option<ArrayRef> {
-        self.take(&column.name, "min")
+        self.indexed(&column.name, "min")
+            .or_else(|| Some(quantized_bounds(self.meta, &column.name, &self.rows)?.0))
     }
 
     fn max_values(&self, column: &Column) -> Option<ArrayRef> {
-        self.take(&column.name, "max")
+        self.indexed(&column.name, "max")
+            .or_else(|| Some(quantized_bounds(self.meta, &column.name, &self.rows)?.1))
     }
 
     fn num_containers(&self) -> usize {
@@ -373,7 +629,7 @@ impl PruningStatistics for IndexStatistics<'_> {
     }
 
     fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
-        self.take(&column.name, "null_count")
+        self.indexed(&column.name, "null_count")
     }
 
     fn row_counts(&self) -> Option<ArrayRef> {

@@ -22,7 +22,6 @@ use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::Result;
 use datafusion::physical_expr::utils::conjunction;
 use datafusion::physical_expr::{LexOrdering, PhysicalExpr};
-use datafusion::physical_optimizer::pruning::PruningPredicate;
 use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::projection::ProjectionExprs;
@@ -106,13 +105,12 @@ impl FileSource for RNTupleSource {
         partition: usize,
     ) -> Result<Arc<dyn FileOpener>> {
         let file_schema = self.table_schema.file_schema().clone();
-        let pruning = match (&self.predicate, self.options.use_index) {
-            #[allow(deprecated)]
-            (Some(p), true) => PruningPredicate::try_new(p.clone(), file_schema.clone())
-                .ok()
-                .map(Arc::new),
-            _ => None,
-        };
+        // Without a sidecar (or with `index` off) the file's own bounds
+        // still prune.
+        let pruning = self
+            .predicate
+            .as_ref()
+            .and_then(|p| index::pruning_predicate(p, &file_schema));
         let opener = RNTupleOpener::new(
             object_store,
             self.cache.clone(),

@@ -1,5 +1,6 @@
 //! `rntuple index`: write the sidecar index of each file (per-cluster min,
-//! max and null counts of scalar fields) that SQL scans use to skip clusters.
+//! max and null counts of scalar fields, and of the lengths of list and map
+//! fields) that SQL scans use to skip clusters.
 
 use rntuple::datafusion::index::write_index_for;
 

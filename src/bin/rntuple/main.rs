@@ -73,7 +73,8 @@ struct IndexArgs {
     /// The RNTuple to index (its name or directory path); needed when a file holds several.
     #[arg(long)]
     ntuple: Option<String>,
-    /// Top-level scalar fields to index, comma-separated (default: every scalar field).
+    /// Top-level fields to index, comma-separated: scalars by value, lists and maps by
+    /// length (default: every such field).
     #[arg(long, value_delimiter = ',', value_name = "FIELDS")]
     columns: Vec<String>,
 }
