@@ -1,7 +1,8 @@
 //! Decode every column of an RNTuple into Arrow and report how fast it went.
 //!
 //! ```text
-//! cargo run --release --example scan -- FILE.root [NTUPLE] [--batch-size N] [--decompress-only] [--mmap]
+//! cargo run --release --example scan -- FILE.root [NTUPLE] [--batch-size N] [--columns a,b]
+//!     [--clusters-in-flight N] [--decompress-only] [--mmap]
 //! ```
 //!
 //! Prints one line of JSON: entries, batches, the bytes of the Arrow arrays
@@ -30,17 +31,28 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut batch_size = None;
     let mut decompress_only = false;
     let mut mmap = false;
+    let mut columns: Option<Vec<String>> = None;
+    let mut in_flight = 1;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--decompress-only" => decompress_only = true,
             "--mmap" => mmap = true,
             "--batch-size" => batch_size = Some(args.next().ok_or("--batch-size N")?.parse()?),
+            "--columns" => {
+                let list = args.next().ok_or("--columns a,b")?;
+                columns = Some(list.split(',').map(str::to_string).collect());
+            }
+            "--clusters-in-flight" => {
+                in_flight = args.next().ok_or("--clusters-in-flight N")?.parse()?;
+            }
             _ if path.is_none() => path = Some(arg),
             _ => ntuple = Some(arg),
         }
     }
-    let path =
-        path.ok_or("usage: scan FILE.root [NTUPLE] [--batch-size N] [--decompress-only] [--mmap]")?;
+    let path = path.ok_or(
+        "usage: scan FILE.root [NTUPLE] [--batch-size N] [--columns a,b] \
+         [--clusters-in-flight N] [--decompress-only] [--mmap]",
+    )?;
 
     let start = Instant::now();
     let file = if mmap {
@@ -51,7 +63,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     let summary = if decompress_only {
         decompress_all(&file, ntuple.as_deref())?
     } else {
-        let mut builder = file.reader_builder(ntuple.as_deref())?;
+        let mut builder = file
+            .reader_builder(ntuple.as_deref())?
+            .with_clusters_in_flight(in_flight);
+        if let Some(columns) = &columns {
+            builder = builder.with_projection(columns)?;
+        }
         if let Some(n) = batch_size {
             builder = builder.with_batch_size(n);
         }

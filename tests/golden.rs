@@ -104,3 +104,73 @@ fn projections_share_the_buffers_of_their_source() {
         }
     }
 }
+
+/// Clusters decoded on threads of their own give the same batches, in the
+/// same order, as clusters read one after another: whole files, entry
+/// ranges that start and end inside clusters, limits, and a consumer that
+/// stops early.
+#[test]
+fn clusters_in_flight_give_the_batches_of_a_sequential_read() {
+    let file = rntuple::RNTupleFile::open(data_dir().join("clusters.root")).unwrap();
+    let read = |in_flight: usize,
+                configure: &dyn Fn(
+        rntuple::RNTupleReaderBuilder,
+    ) -> rntuple::RNTupleReaderBuilder| {
+        let builder = file
+            .reader_builder(None)
+            .unwrap()
+            .with_batch_size(7)
+            .with_clusters_in_flight(in_flight);
+        configure(builder)
+            .build()
+            .unwrap()
+            .collect_batches()
+            .unwrap()
+    };
+    let cases: [&dyn Fn(rntuple::RNTupleReaderBuilder) -> rntuple::RNTupleReaderBuilder; 4] = [
+        &|b| b,
+        &|b| b.with_entry_range(5..170),
+        &|b| b.with_limit(60),
+        &|b| {
+            b.with_projection(["vec_vec"])
+                .unwrap()
+                .with_entry_range(20..100)
+        },
+    ];
+    for (k, configure) in cases.iter().enumerate() {
+        let sequential = read(1, configure);
+        assert!(sequential.len() > 3, "case {k}");
+        for in_flight in [2, 3, 16] {
+            assert_eq!(
+                read(in_flight, configure),
+                sequential,
+                "case {k}, {in_flight} in flight"
+            );
+        }
+    }
+    // An error in a cluster's thread reaches the consumer, and ends the read.
+    let limits = rntuple::Limits {
+        max_batch_bytes: 1,
+        ..Default::default()
+    };
+    let mut failing = file
+        .reader_builder(None)
+        .unwrap()
+        .with_limits(limits)
+        .with_clusters_in_flight(3)
+        .build()
+        .unwrap();
+    let err = failing.next().unwrap().unwrap_err();
+    assert!(err.to_string().contains("limit"), "{err}");
+    assert!(failing.next().is_none());
+    // Dropping the reader with clusters still in flight ends their threads.
+    let mut reader = file
+        .reader_builder(None)
+        .unwrap()
+        .with_batch_size(1)
+        .with_clusters_in_flight(4)
+        .build()
+        .unwrap();
+    assert_eq!(reader.next_batch().unwrap().unwrap().num_rows(), 1);
+    drop(reader);
+}

@@ -1,6 +1,8 @@
 //! The reader builder and the record batch iterator.
 
+use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
@@ -43,6 +45,7 @@ pub struct RNTupleReaderBuilder {
     schema: SchemaRef,
     entry_range: Option<Range<u64>>,
     clusters: Option<Vec<u64>>,
+    clusters_in_flight: usize,
     batch_size: usize,
     limit: Option<u64>,
     limits: Limits,
@@ -57,6 +60,7 @@ impl RNTupleReaderBuilder {
             schema: mapping.schema.clone(),
             entry_range: None,
             clusters: None,
+            clusters_in_flight: 1,
             batch_size: DEFAULT_BATCH_SIZE,
             limit: None,
             limits: ntuple.limits(),
@@ -124,6 +128,17 @@ impl RNTupleReaderBuilder {
         self
     }
 
+    /// Decodes up to `n` clusters at once, each on a thread of its own that
+    /// runs ahead of the consumer by two batches; batches still come in entry
+    /// order. The default, 1, reads clusters one after another (fields of a
+    /// batch are decoded in parallel either way). More clusters in flight
+    /// keep more cores busy when few fields are read, and hold the pages of
+    /// that many clusters in memory.
+    pub fn with_clusters_in_flight(mut self, n: usize) -> Self {
+        self.clusters_in_flight = n.max(1);
+        self
+    }
+
     /// Stops after `n` entries.
     pub fn with_limit(mut self, n: u64) -> Self {
         self.limit = Some(n);
@@ -172,6 +187,8 @@ impl RNTupleReaderBuilder {
             batch_size: self.batch_size as u64,
             plan: plan.into_iter(),
             current: None,
+            clusters_in_flight: self.clusters_in_flight,
+            in_flight: VecDeque::new(),
         })
     }
 }
@@ -185,9 +202,14 @@ pub struct RNTupleRecordBatchReader {
     schema: SchemaRef,
     batch_size: u64,
     plan: std::vec::IntoIter<(ClusterDescriptor, Range<u64>)>,
+    /// The cluster being read, when clusters are read one at a time.
     current: Option<ClusterState>,
+    clusters_in_flight: usize,
+    /// The clusters being decoded on threads of their own, in entry order.
+    in_flight: VecDeque<Receiver<Result<RecordBatch>>>,
 }
 
+/// The readers of one cluster and the part of it still to read.
 #[derive(Debug)]
 struct ClusterState {
     id: u64,
@@ -196,22 +218,60 @@ struct ClusterState {
     end: u64,
 }
 
+impl ClusterState {
+    fn open(
+        descriptor: &Descriptor,
+        pages: &PageSource,
+        nodes: &[FieldNode],
+        cluster: &ClusterDescriptor,
+        range: Range<u64>,
+    ) -> Result<Self> {
+        let readers = nodes
+            .iter()
+            .map(|node| NodeReader::new(descriptor, pages, node, cluster))
+            .collect::<Result<Vec<_>>>()
+            .with_context(|| format!("cluster {}", cluster.id))?;
+        Ok(Self {
+            id: cluster.id,
+            readers,
+            next: range.start,
+            end: range.end,
+        })
+    }
+
+    /// The next batch of this cluster, `None` at its end.
+    fn next_batch(&mut self, schema: &SchemaRef, batch_size: u64) -> Result<Option<RecordBatch>> {
+        if self.next >= self.end {
+            return Ok(None);
+        }
+        let range = self.next..(self.next + batch_size).min(self.end);
+        self.next = range.end;
+        let id = self.id;
+        let columns = read_batch(&mut self.readers, range.clone())
+            .with_context(|| format!("cluster {id}"))?;
+        let options =
+            RecordBatchOptions::new().with_row_count(Some((range.end - range.start) as usize));
+        Ok(Some(RecordBatch::try_new_with_options(
+            schema.clone(),
+            columns,
+            &options,
+        )?))
+    }
+}
+
+/// Batches of a cluster a thread decodes ahead of the consumer.
+const BATCHES_AHEAD: usize = 2;
+
 impl RNTupleRecordBatchReader {
     /// The next batch, with this crate's error (the iterator gives
     /// [`ArrowError`]s).
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        if self.clusters_in_flight > 1 {
+            return self.next_parallel_batch();
+        }
         loop {
             if let Some(state) = &mut self.current {
-                if state.next < state.end {
-                    let range = state.next..(state.next + self.batch_size).min(state.end);
-                    state.next = range.end;
-                    let id = state.id;
-                    let columns = read_batch(&mut state.readers, range.clone())
-                        .with_context(|| format!("cluster {id}"))?;
-                    let options = RecordBatchOptions::new()
-                        .with_row_count(Some((range.end - range.start) as usize));
-                    let batch =
-                        RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+                if let Some(batch) = state.next_batch(&self.schema, self.batch_size)? {
                     return Ok(Some(batch));
                 }
                 self.current = None;
@@ -220,19 +280,75 @@ impl RNTupleRecordBatchReader {
                 return Ok(None);
             };
             let descriptor = self.ntuple.descriptor();
-            let readers = self
-                .nodes
-                .iter()
-                .map(|node| NodeReader::new(descriptor, &self.pages, node, &cluster))
-                .collect::<Result<Vec<_>>>()
-                .with_context(|| format!("cluster {}", cluster.id))?;
-            self.current = Some(ClusterState {
-                id: cluster.id,
-                readers,
-                next: range.start,
-                end: range.end,
-            });
+            self.current = Some(ClusterState::open(
+                descriptor,
+                &self.pages,
+                &self.nodes,
+                &cluster,
+                range,
+            )?);
         }
+    }
+
+    /// The next batch when several clusters are decoded at once: the
+    /// oldest cluster's thread gives it; a finished cluster makes room for
+    /// the next one in the plan.
+    fn next_parallel_batch(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            while self.in_flight.len() < self.clusters_in_flight {
+                let Some((cluster, range)) = self.plan.next() else {
+                    break;
+                };
+                let batches = self.spawn_cluster(cluster, range)?;
+                self.in_flight.push_back(batches);
+            }
+            let Some(oldest) = self.in_flight.front() else {
+                return Ok(None);
+            };
+            match oldest.recv() {
+                Ok(batch) => return batch.map(Some),
+                // The thread has sent the whole cluster.
+                Err(_) => {
+                    self.in_flight.pop_front();
+                }
+            }
+        }
+    }
+
+    /// Starts a thread that decodes `range` of `cluster` into a channel;
+    /// it stops early when the receiver is dropped.
+    fn spawn_cluster(
+        &self,
+        cluster: ClusterDescriptor,
+        range: Range<u64>,
+    ) -> Result<Receiver<Result<RecordBatch>>> {
+        let (tx, rx) = sync_channel(BATCHES_AHEAD);
+        let descriptor = self.ntuple.descriptor().clone();
+        let pages = self.pages.clone();
+        let nodes = self.nodes.clone();
+        let schema = self.schema.clone();
+        let batch_size = self.batch_size;
+        std::thread::Builder::new()
+            .name(format!("rntuple-cluster-{}", cluster.id))
+            .spawn(move || {
+                let state = ClusterState::open(&descriptor, &pages, &nodes, &cluster, range);
+                let mut state = match state {
+                    Ok(state) => state,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                };
+                loop {
+                    let batch = state.next_batch(&schema, batch_size).transpose();
+                    let Some(batch) = batch else { return };
+                    let failed = batch.is_err();
+                    if tx.send(batch).is_err() || failed {
+                        return;
+                    }
+                }
+            })?;
+        Ok(rx)
     }
 
     /// Reads all remaining batches.
@@ -282,6 +398,7 @@ impl Iterator for RNTupleRecordBatchReader {
                 // After an error the read is over.
                 self.plan = Vec::new().into_iter();
                 self.current = None;
+                self.in_flight.clear();
                 Some(Err(e.into()))
             }
         }
