@@ -196,6 +196,42 @@ impl ColumnCursor {
         self.starts.last().copied().unwrap_or(0)
     }
 
+    fn check_range(&self, range: &Range<u64>) -> Result<()> {
+        if range.end <= self.end() {
+            return Ok(());
+        }
+        Err(Error::malformed(
+            "page list envelope",
+            0,
+            format!(
+                "column {} has {} elements in cluster {}, element {} was needed",
+                self.column_id,
+                self.end(),
+                self.cluster_id,
+                range.end.saturating_sub(1)
+            ),
+        ))
+    }
+
+    /// The number of elements in `range`, once it is known to lie within the
+    /// column and its values, `width` bytes each, within the batch limit:
+    /// callers size their output with it before reading, so that a range
+    /// taken from corrupt offsets fails here rather than in the allocator.
+    pub fn checked_len(&self, range: &Range<u64>, width: usize) -> Result<usize> {
+        self.check_range(range)?;
+        let n = range.end.saturating_sub(range.start);
+        let bytes = n.saturating_mul(width as u64);
+        let limit = self.source.limits.max_batch_bytes;
+        if bytes > limit {
+            return Err(Error::LimitExceeded {
+                what: "values of one batch of a column",
+                requested: bytes,
+                limit,
+            });
+        }
+        to_usize(n)
+    }
+
     /// Visits the pieces of `range`: runs of synthetic zeros and slices of
     /// decompressed pages.
     fn for_each_piece(
@@ -203,19 +239,7 @@ impl ColumnCursor {
         range: Range<u64>,
         mut f: impl FnMut(Piece<'_>, &ColumnCoding) -> Result<()>,
     ) -> Result<()> {
-        if range.end > self.end() {
-            return Err(Error::malformed(
-                "page list envelope",
-                0,
-                format!(
-                    "column {} has {} elements in cluster {}, element {} was needed",
-                    self.column_id,
-                    self.end(),
-                    self.cluster_id,
-                    range.end.saturating_sub(1)
-                ),
-            ));
-        }
+        self.check_range(&range)?;
         self.batch_bytes = 0;
         let mut at = range.start;
         let zeros_end = self.zeros_end().min(range.end);

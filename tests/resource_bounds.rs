@@ -322,3 +322,38 @@ fn projection_cycles_are_errors() {
     b.source_field_id = Some(0);
     assert!(descriptor(vec![a, b]).is_err());
 }
+
+/// A range taken from corrupt offsets is checked against the column and the
+/// batch limit before any output is sized for it (the fuzzer once made a
+/// nested collection ask for 771 million offsets of a 3 KB file).
+#[test]
+fn column_ranges_are_checked_before_allocating() {
+    let file = RNTupleFile::open(common::data_dir().join("clusters.root")).unwrap();
+    let ntuple = file.ntuple(None).unwrap();
+    let descriptor = ntuple.descriptor().clone();
+    let cluster = ntuple.clusters().unwrap()[0].clone();
+    let vec = descriptor.fields.iter().find(|f| f.name == "vec").unwrap();
+    let offsets = &descriptor.columns[vec.representations[0][0] as usize];
+    let elements = cluster.n_elements(offsets.id);
+    assert!(elements > 0);
+
+    let source = ntuple.page_source();
+    let cursor = ColumnCursor::new(&source, offsets, &cluster, Some(0)).unwrap();
+    assert_eq!(
+        cursor.checked_len(&(0..elements), 8).unwrap() as u64,
+        elements
+    );
+    let err = cursor.checked_len(&(0..771_751_940), 8).unwrap_err();
+    assert!(err.to_string().contains("elements in cluster"), "{err}");
+
+    let small = PageSource {
+        limits: Limits {
+            max_batch_bytes: 8 * elements - 1,
+            ..Limits::default()
+        },
+        ..source
+    };
+    let cursor = ColumnCursor::new(&small, offsets, &cluster, Some(0)).unwrap();
+    let err = cursor.checked_len(&(0..elements), 8).unwrap_err();
+    assert!(matches!(err, Error::LimitExceeded { .. }), "{err}");
+}

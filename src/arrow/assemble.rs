@@ -388,7 +388,8 @@ impl NodeReader {
         where
             T::Native: NativeType,
         {
-            let mut out: Vec<T::Native> = Vec::with_capacity((range.end - range.start) as usize);
+            let n = cursor.checked_len(&range, std::mem::size_of::<T::Native>())?;
+            let mut out: Vec<T::Native> = Vec::with_capacity(n);
             cursor.read_values(range, &mut out)?;
             Ok(Arc::new(PrimitiveArray::<T>::new(
                 ScalarBuffer::from(out),
@@ -437,9 +438,10 @@ impl NodeReader {
         &mut self,
         range: Range<u64>,
     ) -> Result<(OffsetBuffer<i32>, Range<u64>)> {
-        let mut ends = Vec::with_capacity((range.end - range.start) as usize + 1);
         let first = range.start.saturating_sub(1);
-        self.cursor(0)?.read_index(first..range.end, &mut ends)?;
+        let cursor = self.cursor(0)?;
+        let mut ends = Vec::with_capacity(cursor.checked_len(&(first..range.end), 8)?);
+        cursor.read_index(first..range.end, &mut ends)?;
         let start = if range.start == 0 {
             0
         } else {
