@@ -44,6 +44,8 @@ pub mod reader;
 
 pub use error::{Error, Result};
 pub use page::Limits;
+#[cfg(feature = "async")]
+pub use reader::RNTupleRecordBatchStream;
 pub use reader::{
     NTupleInfo, RNTuple, RNTupleFile, RNTupleReaderBuilder, RNTupleRecordBatchReader,
 };

@@ -174,3 +174,41 @@ fn clusters_in_flight_give_the_batches_of_a_sequential_read() {
     assert_eq!(reader.next_batch().unwrap().unwrap().num_rows(), 1);
     drop(reader);
 }
+
+/// The async stream gives the batches of the iterator, in order, and ends
+/// after an error; dropping it early ends its thread.
+#[cfg(feature = "async")]
+#[test]
+fn the_stream_gives_the_batches_of_the_iterator() {
+    futures::executor::block_on(stream_gives_the_batches_of_the_iterator());
+}
+
+#[cfg(feature = "async")]
+async fn stream_gives_the_batches_of_the_iterator() {
+    use futures::StreamExt;
+    let file = rntuple::RNTupleFile::open(data_dir().join("clusters.root")).unwrap();
+    let builder = || file.reader_builder(None).unwrap().with_batch_size(11);
+    let expected = builder().build().unwrap().collect_batches().unwrap();
+    assert!(expected.len() > 3);
+    let stream = builder().build().unwrap().into_stream().unwrap();
+    assert_eq!(stream.schema(), expected[0].schema());
+    let streamed: Vec<_> = stream.map(Result::unwrap).collect().await;
+    assert_eq!(streamed, expected);
+
+    let limits = rntuple::Limits {
+        max_batch_bytes: 1,
+        ..Default::default()
+    };
+    let mut failing = builder()
+        .with_limits(limits)
+        .build()
+        .unwrap()
+        .into_stream()
+        .unwrap();
+    assert!(failing.next().await.unwrap().is_err());
+    assert!(failing.next().await.is_none());
+
+    let mut early = builder().build().unwrap().into_stream().unwrap();
+    assert!(early.next().await.unwrap().is_ok());
+    drop(early);
+}

@@ -8,6 +8,7 @@
 //!              .with_projection(["Muon_pt", "Jet.pt"])
 //!              .with_entry_range(a..b) .with_clusters(..) .with_batch_size(n)
 //!              .build() ─> RNTupleRecordBatchReader: Iterator<Item = Result<RecordBatch>>
+//!                             .into_stream() ─> RNTupleRecordBatchStream: Stream (feature `async`)
 //! ```
 //!
 //! Page lists are read on first use, per cluster group. Batches never
@@ -15,6 +16,10 @@
 
 mod builder;
 mod ntuple;
+#[cfg(feature = "async")]
+mod stream;
 
 pub use builder::{RNTupleReaderBuilder, RNTupleRecordBatchReader};
 pub use ntuple::{AttributeSetInfo, NTupleInfo, RNTuple, RNTupleFile};
+#[cfg(feature = "async")]
+pub use stream::RNTupleRecordBatchStream;
