@@ -48,9 +48,14 @@ use parquet::file::properties::WriterProperties;
 
 use crate::error::{Error, Result};
 
-/// Rows per Parquet row group (a row group is buffered, compressed, until
-/// it is complete).
+/// Most rows per Parquet row group (a row group is buffered, encoded and
+/// compressed, until it is complete).
 pub const PARQUET_ROW_GROUP_ROWS: usize = 128 * 1024;
+
+/// Most encoded bytes per Parquet row group, whatever the width of a row:
+/// the bound on what the writer buffers (an entry of a 1,680-field NanoAOD
+/// RNTuple is far wider than one of a few dozen fields).
+pub const PARQUET_ROW_GROUP_BYTES: usize = 64 << 20;
 
 /// The output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -421,6 +426,7 @@ impl<W: Write + Send> BatchWriter<W> {
                 let props = WriterProperties::builder()
                     .set_compression(Compression::ZSTD(level))
                     .set_max_row_group_row_count(Some(PARQUET_ROW_GROUP_ROWS))
+                    .set_max_row_group_bytes(Some(PARQUET_ROW_GROUP_BYTES))
                     .build();
                 let w = ArrowWriter::try_new(writer, schema.clone(), Some(props))
                     .map_err(parquet_error)?;
