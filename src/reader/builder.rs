@@ -128,12 +128,12 @@ impl RNTupleReaderBuilder {
         self
     }
 
-    /// Decodes up to `n` clusters at once, each on a thread of its own that
-    /// runs ahead of the consumer by two batches; batches still come in entry
-    /// order. The default, 1, reads clusters one after another (fields of a
-    /// batch are decoded in parallel either way). More clusters in flight
-    /// keep more cores busy when few fields are read, and hold the pages of
-    /// that many clusters in memory.
+    /// Decodes up to `n` clusters at once, each on a thread of its own;
+    /// batches still come in entry order. The default, 1, reads clusters one
+    /// after another (fields of a batch are decoded in parallel either way).
+    /// More clusters in flight keep more cores busy when few fields are
+    /// read, and hold up to that many clusters' decoded batches in memory:
+    /// the clusters behind the oldest one are decoded while it is consumed.
     pub fn with_clusters_in_flight(mut self, n: usize) -> Self {
         self.clusters_in_flight = n.max(1);
         self
@@ -259,9 +259,6 @@ impl ClusterState {
     }
 }
 
-/// Batches of a cluster a thread decodes ahead of the consumer.
-const BATCHES_AHEAD: usize = 2;
-
 impl RNTupleRecordBatchReader {
     /// The next batch, with this crate's error (the iterator gives
     /// [`ArrowError`]s).
@@ -315,14 +312,19 @@ impl RNTupleRecordBatchReader {
         }
     }
 
-    /// Starts a thread that decodes `range` of `cluster` into a channel;
-    /// it stops early when the receiver is dropped.
+    /// Starts a thread that decodes `range` of `cluster` into a channel
+    /// with room for all its batches; it stops early when the receiver is
+    /// dropped.
     fn spawn_cluster(
         &self,
         cluster: ClusterDescriptor,
         range: Range<u64>,
     ) -> Result<Receiver<Result<RecordBatch>>> {
-        let (tx, rx) = sync_channel(BATCHES_AHEAD);
+        // Room for the whole cluster: a thread behind the oldest cluster
+        // must not stop after a few batches, or it would hardly run at the
+        // same time as the others.
+        let batches = (range.end - range.start).div_ceil(self.batch_size.max(1));
+        let (tx, rx) = sync_channel(usize::try_from(batches).unwrap_or(usize::MAX).max(1));
         let descriptor = self.ntuple.descriptor().clone();
         let pages = self.pages.clone();
         let nodes = self.nodes.clone();
