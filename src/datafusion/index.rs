@@ -649,9 +649,63 @@ impl PruningStatistics for ClusterStatistics<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float32Type, Float64Type};
     use datafusion::logical_expr::Operator;
     use datafusion::physical_expr::expressions::{binary, col, lit};
     use object_store::local::LocalFileSystem;
+
+    /// Real32Quant columns bound their values by their column's range, as
+    /// floats for float fields and as doubles for double fields; other
+    /// columns give no bound. The bounds are inexact statistics.
+    #[tokio::test]
+    async fn quantized_columns_give_their_value_range() -> Result<()> {
+        let fixture =
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/reals.root");
+        if !fixture.exists() {
+            eprintln!("skipped: {} is absent", fixture.display());
+            return Ok(());
+        }
+        let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
+        let object = store.head(&Path::from_filesystem_path(&fixture)?).await?;
+        let meta = super::super::store::load_ntuple(&store, &object, Some("Reals"), 0).await?;
+        let all: Vec<usize> = (0..meta.clusters.len()).collect();
+        let rows = UInt64Array::from_iter_values(all.iter().map(|&c| c as u64));
+
+        let (mins, maxs) = quantized_bounds(&meta, "quant24_tiny", &rows).unwrap();
+        let (mins, maxs) = (
+            mins.as_primitive::<Float32Type>(),
+            maxs.as_primitive::<Float32Type>(),
+        );
+        assert_eq!(mins.len(), meta.clusters.len());
+        assert!(mins.iter().all(|v| v == Some(1e-6_f64 as f32)));
+        assert!(maxs.iter().all(|v| v == Some(2e-6_f64 as f32)));
+
+        let (mins, maxs) = quantized_bounds(&meta, "double_quant16", &rows).unwrap();
+        assert_eq!(mins.data_type(), &DataType::Float64);
+        assert!(maxs
+            .as_primitive::<Float64Type>()
+            .iter()
+            .all(|v| v.is_some()));
+
+        for plain in ["half", "trunc10", "double32", "vec_quant"] {
+            assert!(quantized_bounds(&meta, plain, &rows).is_none(), "{plain}");
+        }
+
+        let stats = statistics(&meta, &meta.schema, &all);
+        let quant8 = &stats.column_statistics[meta.schema.index_of("quant8")?];
+        assert_eq!(
+            quant8.min_value,
+            Precision::Inexact(ScalarValue::Float32(Some(0.0)))
+        );
+        assert_eq!(
+            quant8.max_value,
+            Precision::Inexact(ScalarValue::Float32(Some(1.0)))
+        );
+        let half = &stats.column_statistics[meta.schema.index_of("half")?];
+        assert_eq!(half.max_value, Precision::Absent);
+        Ok(())
+    }
 
     #[tokio::test]
     async fn index_prunes_clusters_and_goes_stale() -> Result<()> {
