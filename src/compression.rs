@@ -277,6 +277,35 @@ pub fn decompress_into(src: &[u8], dst: &mut [u8], offset: u64) -> Result<()> {
     chunks.finish()
 }
 
+/// Decompresses a ROOT compression block `src` of `uncompressed_len` bytes
+/// into `dst`, replacing its contents and keeping its allocation. A block
+/// of one zstd chunk (what ROOT writes for pages up to 16 MiB) is written
+/// straight into the vector's spare capacity, so a fresh buffer is not
+/// zeroed first; other blocks go through [`decompress_into`]. The caller has
+/// checked the block with [`check_block`].
+pub fn decompress_into_vec(
+    src: &[u8],
+    uncompressed_len: usize,
+    dst: &mut Vec<u8>,
+    offset: u64,
+) -> Result<()> {
+    let mut chunks = Chunks::new(src, uncompressed_len, offset);
+    if src.len() != uncompressed_len {
+        if let Some(chunk) = chunks.next_chunk()? {
+            if chunk.algorithm == Algorithm::Zstd && chunks.rest.is_empty() {
+                chunks.finish()?;
+                dst.clear();
+                dst.reserve(uncompressed_len);
+                // Writes at most the spare capacity, and sets the length.
+                let produced = unzstd(&chunk, dst)?;
+                return check_produced(&chunk, produced);
+            }
+        }
+    }
+    dst.resize(uncompressed_len, 0);
+    decompress_into(src, dst, offset)
+}
+
 /// Checks a ROOT compression block `src` that should inflate to
 /// `uncompressed_len` bytes without decompressing it: every chunk header
 /// must be sound, fit the input, claim no more than its algorithm can
@@ -315,14 +344,19 @@ fn decompress_chunk(chunk: &Chunk<'_>, dst: &mut [u8]) -> Result<()> {
         Algorithm::Deflate => inflate(chunk, dst, false)?,
         Algorithm::Xz => unxz(chunk, dst)?,
     };
-    if produced != dst.len() {
+    check_produced(chunk, produced)
+}
+
+/// Fails unless a chunk produced the bytes its header declares.
+fn check_produced(chunk: &Chunk<'_>, produced: usize) -> Result<()> {
+    if produced != chunk.uncompressed_len {
         return Err(Error::malformed(
             WHAT,
             chunk.offset,
             format!(
                 "{} chunk produced {produced} bytes, its header declares {}",
                 chunk.algorithm.name(),
-                dst.len()
+                chunk.uncompressed_len
             ),
         ));
     }
@@ -359,7 +393,9 @@ thread_local! {
     static ZSTD: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
 }
 
-fn unzstd(chunk: &Chunk<'_>, dst: &mut [u8]) -> Result<usize> {
+/// Decompresses a zstd chunk into `dst`: a slice, or a vector's spare
+/// capacity.
+fn unzstd<C: zstd::zstd_safe::WriteBuf + ?Sized>(chunk: &Chunk<'_>, dst: &mut C) -> Result<usize> {
     ZSTD.with(|cell| {
         let mut slot = cell.borrow_mut();
         let decompressor = match slot.as_mut() {
@@ -546,6 +582,44 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    /// Into a reused vector: one zstd chunk goes into its spare capacity,
+    /// everything else through `decompress_into`; whatever the vector held
+    /// before, and however large it was, it ends up holding the page.
+    #[test]
+    fn into_vec_replaces_the_contents_of_any_buffer() {
+        let data = sample(50_000);
+        let mut two_zstd = zstd_chunk(&data[..20_000]);
+        two_zstd.extend(zstd_chunk(&data[20_000..]));
+        let mut blocks: Vec<(&str, Vec<u8>)> = all_kinds()
+            .iter()
+            .map(|(name, make)| (*name, make(&data)))
+            .collect();
+        blocks.push(("two zstd chunks", two_zstd));
+        blocks.push(("stored", data.clone()));
+        for (name, block) in &blocks {
+            for before in [
+                Vec::new(),
+                vec![9u8; 10],
+                vec![9u8; 80_000],
+                Vec::with_capacity(60_000),
+            ] {
+                let mut out = before;
+                decompress_into_vec(block, data.len(), &mut out, 0)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(out, data, "{name}");
+            }
+        }
+        // A zstd chunk that inflates to less than its header declares.
+        let short = chunk(
+            b"ZS",
+            1,
+            &zstd::bulk::compress(&data[..100], 1).unwrap(),
+            200,
+        );
+        let mut out = Vec::new();
+        assert!(decompress_into_vec(&short, 200, &mut out, 0).is_err());
     }
 
     #[test]

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::compression::{check_block, decompress_into};
+use crate::compression::{check_block, decompress_into_vec};
 use crate::container::read_blob_reusing;
 use crate::descriptor::{ClusterDescriptor, ColumnDescriptor};
 use crate::encoding::{self, BitVec, ColumnCoding, NativeType};
@@ -386,13 +386,8 @@ impl ColumnCursor {
             None => self.source.buffers.take(),
         };
         // Every byte is overwritten by the decompression (or the copy of an
-        // uncompressed page), so a reused buffer is not cleared first.
-        if buf.len() < len_usize {
-            buf.resize(len_usize, 0);
-        } else {
-            buf.truncate(len_usize);
-        }
-        decompress_into(compressed, &mut buf, offset)?;
+        // uncompressed page), so the buffer is not cleared first.
+        decompress_into_vec(compressed, len_usize, &mut buf, offset)?;
         Ok(buf)
     }
 
