@@ -206,7 +206,16 @@ pub struct RNTupleRecordBatchReader {
     current: Option<ClusterState>,
     clusters_in_flight: usize,
     /// The clusters being decoded on threads of their own, in entry order.
-    in_flight: VecDeque<Receiver<Result<RecordBatch>>>,
+    in_flight: VecDeque<ClusterThread>,
+}
+
+/// A cluster being decoded on a thread of its own: its batches, and the
+/// thread, to tell a finished cluster from a thread that died.
+#[derive(Debug)]
+struct ClusterThread {
+    id: u64,
+    batches: Receiver<Result<RecordBatch>>,
+    thread: std::thread::JoinHandle<()>,
 }
 
 /// The readers of one cluster and the part of it still to read.
@@ -296,17 +305,22 @@ impl RNTupleRecordBatchReader {
                 let Some((cluster, range)) = self.plan.next() else {
                     break;
                 };
-                let batches = self.spawn_cluster(cluster, range)?;
-                self.in_flight.push_back(batches);
+                let thread = self.spawn_cluster(cluster, range)?;
+                self.in_flight.push_back(thread);
             }
             let Some(oldest) = self.in_flight.front() else {
                 return Ok(None);
             };
-            match oldest.recv() {
-                Ok(batch) => return batch.map(Some),
-                // The thread has sent the whole cluster.
-                Err(_) => {
-                    self.in_flight.pop_front();
+            if let Ok(batch) = oldest.batches.recv() {
+                return batch.map(Some);
+            }
+            // The thread has sent the whole cluster, or died.
+            if let Some(done) = self.in_flight.pop_front() {
+                if done.thread.join().is_err() {
+                    return Err(Error::Io(std::io::Error::other(format!(
+                        "the thread decoding cluster {} stopped",
+                        done.id
+                    ))));
                 }
             }
         }
@@ -319,7 +333,7 @@ impl RNTupleRecordBatchReader {
         &self,
         cluster: ClusterDescriptor,
         range: Range<u64>,
-    ) -> Result<Receiver<Result<RecordBatch>>> {
+    ) -> Result<ClusterThread> {
         // Room for the whole cluster: a thread behind the oldest cluster
         // must not stop after a few batches, or it would hardly run at the
         // same time as the others.
@@ -330,8 +344,9 @@ impl RNTupleRecordBatchReader {
         let nodes = self.nodes.clone();
         let schema = self.schema.clone();
         let batch_size = self.batch_size;
-        std::thread::Builder::new()
-            .name(format!("rntuple-cluster-{}", cluster.id))
+        let id = cluster.id;
+        let thread = std::thread::Builder::new()
+            .name(format!("rntuple-cluster-{id}"))
             .spawn(move || {
                 let state = ClusterState::open(&descriptor, &pages, &nodes, &cluster, range);
                 let mut state = match state {
@@ -350,7 +365,11 @@ impl RNTupleRecordBatchReader {
                     }
                 }
             })?;
-        Ok(rx)
+        Ok(ClusterThread {
+            id,
+            batches: rx,
+            thread,
+        })
     }
 
     /// Reads all remaining batches.
