@@ -16,7 +16,7 @@ use futures::channel::mpsc;
 use futures::{SinkExt, Stream};
 
 use super::builder::RNTupleRecordBatchReader;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Batches decoded ahead of an async consumer.
 const BATCHES_AHEAD: usize = 2;
@@ -41,6 +41,9 @@ const BATCHES_AHEAD: usize = 2;
 pub struct RNTupleRecordBatchStream {
     schema: SchemaRef,
     batches: mpsc::Receiver<Result<RecordBatch>>,
+    /// The reading thread, joined at the end to tell a finished read from
+    /// a thread that died.
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl RNTupleRecordBatchStream {
@@ -54,7 +57,18 @@ impl Stream for RNTupleRecordBatchStream {
     type Item = Result<RecordBatch>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        Pin::new(&mut self.batches).poll_next(cx)
+        match Pin::new(&mut self.batches).poll_next(cx) {
+            Poll::Ready(None) => {
+                // The sender is gone: the thread has returned or is about to.
+                let died = self.thread.take().is_some_and(|t| t.join().is_err());
+                Poll::Ready(died.then(|| {
+                    Err(Error::Io(std::io::Error::other(
+                        "the thread reading the batches stopped",
+                    )))
+                }))
+            }
+            other => other,
+        }
     }
 }
 
@@ -65,7 +79,7 @@ impl RNTupleRecordBatchReader {
         let schema = RecordBatchReader::schema(&self);
         let (mut tx, rx) = mpsc::channel(BATCHES_AHEAD);
         let mut reader = self;
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("rntuple-stream".into())
             .spawn(move || loop {
                 let Some(batch) = reader.next_batch().transpose() else {
@@ -81,6 +95,7 @@ impl RNTupleRecordBatchReader {
         Ok(RNTupleRecordBatchStream {
             schema,
             batches: rx,
+            thread: Some(thread),
         })
     }
 }
