@@ -492,33 +492,10 @@ impl NodeReader {
         let mut tag = Vec::new();
         self.cursor(0)?.read_switch(range, &mut index, &mut tag)?;
         let n_alternatives = self.children.len();
-        // The range of elements each alternative needs.
-        let mut bounds: Vec<Option<(u64, u64)>> = vec![None; n_alternatives];
-        for (&i, &t) in index.iter().zip(&tag) {
-            if t == 0 {
-                continue;
-            }
-            let slot = bounds.get_mut(t as usize - 1).ok_or_else(|| {
-                Error::malformed(
-                    "page",
-                    0,
-                    format!(
-                        "variant {} has tag {t} of {n_alternatives} alternatives",
-                        self.path
-                    ),
-                )
-            })?;
-            *slot = Some(match *slot {
-                None => (i, i),
-                Some((lo, hi)) => (lo.min(i), hi.max(i)),
-            });
-        }
+        let bounds = alternative_ranges(&index, &tag, n_alternatives, &self.path)?;
         let mut children = Vec::with_capacity(n_alternatives);
-        for (k, b) in bounds.iter().enumerate() {
-            let array = match b {
-                Some((lo, hi)) => self.child(k)?.read(*lo..hi + 1, shared)?,
-                None => self.child(k)?.read(0..0, shared)?,
-            };
+        for (k, range) in bounds.iter().enumerate() {
+            let array = self.child(k)?.read(range.clone().unwrap_or(0..0), shared)?;
             children.push(array);
         }
         // Entries without a valid alternative point at a null appended to the first child.
@@ -539,10 +516,10 @@ impl NodeReader {
             } else {
                 let lo = bounds
                     .get(t as usize - 1)
-                    .copied()
-                    .flatten()
-                    .map_or(0, |(lo, _)| lo);
+                    .and_then(|r| r.as_ref())
+                    .map_or(0, |r| r.start);
                 type_ids.push((t - 1) as i8);
+                // Within the alternative's range, whose length fit in i32.
                 offsets.push((i - lo) as i32);
             }
         }
@@ -553,6 +530,49 @@ impl NodeReader {
             children,
         )?))
     }
+}
+
+/// The elements each alternative of a variant needs, from the switch
+/// column's (index, tag) pairs (tag 0: no valid alternative). Fails on a tag
+/// beyond the alternatives, and on an alternative whose range does not fit
+/// a union's 32-bit offsets.
+fn alternative_ranges(
+    index: &[u64],
+    tag: &[u32],
+    n_alternatives: usize,
+    path: &str,
+) -> Result<Vec<Option<Range<u64>>>> {
+    let mut bounds: Vec<Option<(u64, u64)>> = vec![None; n_alternatives];
+    for (&i, &t) in index.iter().zip(tag) {
+        if t == 0 {
+            continue;
+        }
+        let slot = bounds.get_mut(t as usize - 1).ok_or_else(|| {
+            Error::malformed(
+                "page",
+                0,
+                format!("variant {path} has tag {t} of {n_alternatives} alternatives"),
+            )
+        })?;
+        *slot = Some(match *slot {
+            None => (i, i),
+            Some((lo, hi)) => (lo.min(i), hi.max(i)),
+        });
+    }
+    bounds
+        .into_iter()
+        .map(|b| {
+            let Some((lo, hi)) = b else { return Ok(None) };
+            match hi.checked_add(1) {
+                Some(end) if end - lo <= i32::MAX as u64 => Ok(Some(lo..end)),
+                _ => Err(Error::malformed(
+                    "page",
+                    0,
+                    format!("variant {path} indexes elements {lo} to {hi} of one alternative"),
+                )),
+            }
+        })
+        .collect()
 }
 
 fn child_nodes(node: &FieldNode) -> Vec<&FieldNode> {
@@ -579,4 +599,25 @@ fn type_mismatch(path: &str) -> Error {
     Error::InvalidArgument(format!(
         "internal: Arrow type of {path} does not match its node"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::alternative_ranges;
+
+    /// Fuzz find (open_read with checksums skipped): a switch index of
+    /// u64::MAX overflowed the end of its alternative's range.
+    #[test]
+    fn alternative_ranges_refuse_what_does_not_fit() {
+        let ranges = alternative_ranges(&[5, 0, 7, 2], &[1, 2, 1, 0], 2, "v").unwrap();
+        assert_eq!(ranges, vec![Some(5..8), Some(0..1)]);
+        assert_eq!(alternative_ranges(&[], &[], 3, "v").unwrap(), vec![None; 3]);
+
+        let err = alternative_ranges(&[u64::MAX], &[1], 1, "v").unwrap_err();
+        assert!(err.to_string().contains("variant v"), "{err}");
+        let err = alternative_ranges(&[0, 1 << 31], &[1, 1], 1, "v").unwrap_err();
+        assert!(err.to_string().contains("variant v"), "{err}");
+        let err = alternative_ranges(&[0], &[3], 2, "v").unwrap_err();
+        assert!(err.to_string().contains("tag 3 of 2"), "{err}");
+    }
 }
