@@ -113,29 +113,20 @@ fn length_path(name: &str, dt: &DataType) -> String {
 
 /// The lengths of the lists of `array` (null where the list is null).
 fn list_lengths(array: &ArrayRef) -> Option<UInt64Array> {
-    fn lengths<O: arrow_array::OffsetSizeTrait>(
-        offsets: &arrow_buffer::OffsetBuffer<O>,
-        nulls: Option<&arrow_buffer::NullBuffer>,
-    ) -> UInt64Array {
-        let values: Vec<u64> = offsets
-            .windows(2)
-            .map(|w| (w[1] - w[0]).as_usize() as u64)
-            .collect();
-        UInt64Array::new(values.into(), nulls.cloned())
-    }
+    use super::functions::length::offset_lengths;
     use arrow_array::cast::AsArray;
     match array.data_type() {
         DataType::List(_) => {
             let l = array.as_list::<i32>();
-            Some(lengths(l.offsets(), l.nulls()))
+            Some(offset_lengths(l.offsets(), l.nulls()))
         }
         DataType::LargeList(_) => {
             let l = array.as_list::<i64>();
-            Some(lengths(l.offsets(), l.nulls()))
+            Some(offset_lengths(l.offsets(), l.nulls()))
         }
         DataType::Map(_, _) => {
             let m = array.as_map();
-            Some(lengths(m.offsets(), m.nulls()))
+            Some(offset_lengths(m.offsets(), m.nulls()))
         }
         _ => None,
     }
@@ -425,7 +416,7 @@ fn quantized_bounds(
         .iter()
         .filter_map(|&id| descriptor.fields.get(id as usize))
         .find(|f| f.name == name && f.children.is_empty())?;
-    let quantized: Vec<Option<(u32, f64, f64)>> = field
+    let quantized: Vec<Option<(f64, f64)>> = field
         .representations
         .iter()
         .map(|columns| {
@@ -444,7 +435,7 @@ fn quantized_bounds(
             } else {
                 (lo, hi)
             };
-            Some((*id, lo, hi))
+            Some((lo, hi))
         })
         .collect();
     if quantized.iter().all(Option::is_none) {
@@ -460,29 +451,16 @@ fn quantized_bounds(
                 .representations
                 .iter()
                 .position(|columns| columns.iter().all(|&c| cluster.column(c).is_some()))?;
-            let (_, lo, hi) = quantized.get(active).copied().flatten()?;
-            Some((lo, hi))
+            quantized.get(active).copied().flatten()
         })
         .collect();
-    let (mins, maxs): (ArrayRef, ArrayRef) = match data_type {
-        DataType::Float32 => (
-            Arc::new(arrow_array::Float32Array::from_iter(
-                bounds.iter().map(|b| b.map(|(lo, _)| lo as f32)),
-            )),
-            Arc::new(arrow_array::Float32Array::from_iter(
-                bounds.iter().map(|b| b.map(|(_, hi)| hi as f32)),
-            )),
-        ),
-        _ => (
-            Arc::new(arrow_array::Float64Array::from_iter(
-                bounds.iter().map(|b| b.map(|(lo, _)| lo)),
-            )),
-            Arc::new(arrow_array::Float64Array::from_iter(
-                bounds.iter().map(|b| b.map(|(_, hi)| hi)),
-            )),
-        ),
+    // A float field's values are the doubles rounded to float, and rounding
+    // keeps their order: the bounds are rounded the same way.
+    let side = |pick: fn((f64, f64)) -> f64| {
+        let bound = arrow_array::Float64Array::from_iter(bounds.iter().map(|b| b.map(pick)));
+        arrow::compute::cast(&bound, &data_type).ok()
     };
-    Some((mins, maxs))
+    Some((side(|(lo, _)| lo)?, side(|(_, hi)| hi)?))
 }
 
 fn column_statistics(
@@ -543,14 +521,14 @@ pub(crate) fn pruning_predicate(
             let Some(length) = list_length_column(&expr, file_schema) else {
                 return Ok(Transformed::no(expr));
             };
-            let index = match fields.iter().position(|f| f.name() == length.name()) {
+            let name = length.name().clone();
+            let index = match fields.iter().position(|f| f.name() == &name) {
                 Some(i) => i,
                 None => {
                     fields.push(Arc::new(length));
                     fields.len() - 1
                 }
             };
-            let name = fields[index].name().clone();
             let column: Arc<dyn PhysicalExpr> = Arc::new(ColumnExpr::new(&name, index));
             Ok(Transformed::yes(column))
         })
@@ -655,17 +633,26 @@ mod tests {
     use datafusion::physical_expr::expressions::{binary, col, lit};
     use object_store::local::LocalFileSystem;
 
+    /// A fixture of tests/data, or `None` (said on stderr) when it is absent.
+    fn fixture(name: &str) -> Option<std::path::PathBuf> {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(name);
+        if !path.exists() {
+            eprintln!("skipped: {} is absent", path.display());
+            return None;
+        }
+        Some(path)
+    }
+
     /// Real32Quant columns bound their values by their column's range, as
     /// floats for float fields and as doubles for double fields; other
     /// columns give no bound. The bounds are inexact statistics.
     #[tokio::test]
     async fn quantized_columns_give_their_value_range() -> Result<()> {
-        let fixture =
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/reals.root");
-        if !fixture.exists() {
-            eprintln!("skipped: {} is absent", fixture.display());
+        let Some(fixture) = fixture("reals.root") else {
             return Ok(());
-        }
+        };
         let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
         let object = store.head(&Path::from_filesystem_path(&fixture)?).await?;
         let meta = super::super::store::load_ntuple(&store, &object, Some("Reals"), 0).await?;
@@ -709,12 +696,9 @@ mod tests {
 
     #[tokio::test]
     async fn index_prunes_clusters_and_goes_stale() -> Result<()> {
-        let fixture =
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/clusters.root");
-        if !fixture.exists() {
-            eprintln!("skipped: {} is absent", fixture.display());
+        let Some(fixture) = fixture("clusters.root") else {
             return Ok(());
-        }
+        };
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("clusters.root");
         std::fs::copy(&fixture, &path)?;

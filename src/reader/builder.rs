@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 use std::ops::Range;
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
@@ -326,9 +326,8 @@ impl RNTupleRecordBatchReader {
         }
     }
 
-    /// Starts a thread that decodes `range` of `cluster` into a channel
-    /// with room for all its batches; it stops early when the receiver is
-    /// dropped.
+    /// Starts a thread that decodes `range` of `cluster` into an unbounded
+    /// channel; it stops early when the receiver is dropped.
     fn spawn_cluster(
         &self,
         cluster: ClusterDescriptor,
@@ -336,9 +335,9 @@ impl RNTupleRecordBatchReader {
     ) -> Result<ClusterThread> {
         // Room for the whole cluster: a thread behind the oldest cluster
         // must not stop after a few batches, or it would hardly run at the
-        // same time as the others.
-        let batches = (range.end - range.start).div_ceil(self.batch_size.max(1));
-        let (tx, rx) = sync_channel(usize::try_from(batches).unwrap_or(usize::MAX).max(1));
+        // same time as the others. The channel grows with the batches sent,
+        // not with the entry count the file claims.
+        let (tx, rx) = channel();
         let descriptor = self.ntuple.descriptor().clone();
         let pages = self.pages.clone();
         let nodes = self.nodes.clone();

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, GenericListArray, OffsetSizeTrait, UInt64Array};
+use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_schema::DataType;
 use datafusion::error::Result;
 use datafusion::logical_expr::{
@@ -90,10 +91,18 @@ fn is_list(dt: &DataType) -> bool {
 
 /// Each row's number of items; null for a null row.
 fn lengths<O: OffsetSizeTrait>(list: &GenericListArray<O>) -> ArrayRef {
-    let values = list
-        .offsets()
+    Arc::new(offset_lengths(list.offsets(), list.nulls()))
+}
+
+/// The lengths that `offsets` give, null where `nulls` is: the entries of
+/// any list or map array.
+pub(crate) fn offset_lengths<O: OffsetSizeTrait>(
+    offsets: &OffsetBuffer<O>,
+    nulls: Option<&NullBuffer>,
+) -> UInt64Array {
+    let values = offsets
         .windows(2)
         .map(|w| (w[1] - w[0]).as_usize() as u64)
         .collect::<Vec<_>>();
-    Arc::new(UInt64Array::new(values.into(), list.nulls().cloned()))
+    UInt64Array::new(values.into(), nulls.cloned())
 }

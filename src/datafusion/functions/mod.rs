@@ -48,7 +48,7 @@
 
 mod combinations;
 mod kinematics;
-mod length;
+pub(crate) mod length;
 mod position;
 mod select;
 
