@@ -130,6 +130,30 @@ impl BitVec {
         self.trim();
     }
 
+    /// Appends bits `start..start + n` of `packed` (least significant bit
+    /// first), or as many of them as `packed` holds.
+    pub fn extend_from_bits(&mut self, packed: &[u8], start: usize, n: usize) {
+        let available = packed.len().saturating_mul(8).saturating_sub(start);
+        let n = n.min(available);
+        let first = start / 8;
+        let shift = start % 8;
+        let bytes = packed.get(first..).unwrap_or_default();
+        if shift == 0 {
+            self.extend_packed(bytes, n);
+            return;
+        }
+        // Realign to a byte boundary: each byte takes the high bits of one
+        // stored byte and the low bits of the next.
+        let aligned: Vec<u8> = (0..n.div_ceil(8))
+            .map(|i| {
+                let lo = bytes.get(i).copied().unwrap_or(0) >> shift;
+                let hi = bytes.get(i + 1).copied().unwrap_or(0) << (8 - shift);
+                lo | hi
+            })
+            .collect();
+        self.extend_packed(&aligned, n);
+    }
+
     /// Drops bytes past `ceil(len / 8)` and clears the bits past `len`.
     fn trim(&mut self) {
         self.bytes.truncate(self.len.div_ceil(8));
@@ -351,6 +375,28 @@ mod tests {
                     b.push(bit);
                 }
                 assert_eq!(a, b, "start {start} n {n}");
+            }
+        }
+    }
+
+    /// A run of bits taken from any bit position matches the same bits
+    /// pushed one by one, whatever the fill of the last byte before it, and
+    /// a run past the end of the input is cut short.
+    #[test]
+    fn extend_from_bits_matches_push() {
+        let packed = [0b1011_0010u8, 0x5A, 0xC3, 0x0F];
+        let source = BitVec::from_iter((0..32).map(|i| packed[i / 8] >> (i % 8) & 1 == 1));
+        for fill in 0..9 {
+            for start in 0..33 {
+                for n in 0..34 {
+                    let mut a: BitVec = (0..fill).map(|i| i % 3 == 0).collect();
+                    let mut b = a.clone();
+                    a.extend_from_bits(&packed, start, n);
+                    for i in start..(start + n).min(32) {
+                        b.push(source.get(i).unwrap());
+                    }
+                    assert_eq!(a, b, "fill {fill} start {start} n {n}");
+                }
             }
         }
     }

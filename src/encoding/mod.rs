@@ -431,22 +431,54 @@ pub fn decode_bits(
     offset: u64,
     out: &mut BitVec,
 ) -> Result<()> {
+    decode_bits_in(coding, src, n, 0..n, offset, out)
+}
+
+/// As [`decode_bits`], for the elements `sub` of the page only: a batch that
+/// takes part of a page decodes that part, not the whole page.
+pub fn decode_bits_in(
+    coding: &ColumnCoding,
+    src: &[u8],
+    n: usize,
+    sub: Range<usize>,
+    offset: u64,
+    out: &mut BitVec,
+) -> Result<()> {
     use ColumnType as C;
     coding.check_page(src.len(), n, offset)?;
-    fn nonzero<S: NativeType>(split: bool, src: &[u8], n: usize, out: &mut BitVec) {
-        out.reserve(n);
-        for_each::<S>(split, src, n, 0..n, |block| {
+    if sub.start > sub.end || sub.end > n {
+        return Err(Error::malformed(
+            "page",
+            offset,
+            format!("elements {sub:?} of a page of {n}"),
+        ));
+    }
+    fn nonzero<S: NativeType>(
+        split: bool,
+        src: &[u8],
+        n: usize,
+        sub: Range<usize>,
+        out: &mut BitVec,
+    ) {
+        out.reserve(sub.len());
+        for_each::<S>(split, src, n, sub, |block| {
             out.extend(block.iter().map(|s| s.is_nonzero()))
         });
     }
     // Zigzag maps zero to zero, so the stored codes tell zero apart as well.
     let split = coding.is_split();
     match coding.column_type {
-        C::Bit => out.extend_packed(src, n),
-        C::Char | C::Int8 | C::UInt8 => nonzero::<u8>(false, src, n, out),
-        C::Int16 | C::UInt16 | C::SplitInt16 | C::SplitUInt16 => nonzero::<u16>(split, src, n, out),
-        C::Int32 | C::UInt32 | C::SplitInt32 | C::SplitUInt32 => nonzero::<u32>(split, src, n, out),
-        C::Int64 | C::UInt64 | C::SplitInt64 | C::SplitUInt64 => nonzero::<u64>(split, src, n, out),
+        C::Bit => out.extend_from_bits(src, sub.start, sub.len()),
+        C::Char | C::Int8 | C::UInt8 => nonzero::<u8>(false, src, n, sub, out),
+        C::Int16 | C::UInt16 | C::SplitInt16 | C::SplitUInt16 => {
+            nonzero::<u16>(split, src, n, sub, out)
+        }
+        C::Int32 | C::UInt32 | C::SplitInt32 | C::SplitUInt32 => {
+            nonzero::<u32>(split, src, n, sub, out)
+        }
+        C::Int64 | C::UInt64 | C::SplitInt64 | C::SplitUInt64 => {
+            nonzero::<u64>(split, src, n, sub, out)
+        }
         other => return Err(cannot_read(other, "bool")),
     }
     Ok(())

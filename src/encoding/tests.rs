@@ -877,3 +877,42 @@ fn parts_of_pages_equal_the_parts_of_whole_pages() {
         check::<i16>(column_type, &page, n);
     }
 }
+
+/// Part of a page read as booleans equals that part of the whole page, for
+/// every column type that reads as booleans, across byte and block edges; a
+/// part outside the page is an error.
+#[test]
+fn parts_of_boolean_pages_equal_the_parts_of_whole_pages() {
+    let n = 3 * BLOCK + 5;
+    let edges = [0, 1, 7, 8, 9, BLOCK - 1, BLOCK, BLOCK + 3, n / 2, n - 1, n];
+    let mut checked = 0;
+    for column_type in all_types() {
+        let c = coding(column_type);
+        let page = sample_page(column_type, n);
+        let mut whole = BitVec::new();
+        if decode_bits(&c, &page, n, 0, &mut whole).is_err() {
+            continue;
+        }
+        let whole: Vec<bool> = whole.iter().collect();
+        for &a in &edges {
+            for &b in &edges {
+                if a > b {
+                    continue;
+                }
+                // Appended after bits already there, which fill part of a byte.
+                let mut part: BitVec = [true, false, true].into_iter().collect();
+                decode_bits_in(&c, &page, n, a..b, 0, &mut part).unwrap();
+                let part: Vec<bool> = part.iter().collect();
+                assert_eq!(&part[..3], [true, false, true], "{column_type}");
+                assert_eq!(&part[3..], &whole[a..b], "{column_type} {a}..{b}");
+            }
+        }
+        let mut out = BitVec::new();
+        assert!(decode_bits_in(&c, &page, n, 3..n + 1, 0, &mut out).is_err());
+        checked += 1;
+    }
+    assert!(
+        checked >= 10,
+        "only {checked} column types read as booleans"
+    );
+}
