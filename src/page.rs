@@ -22,7 +22,7 @@
     )
 )]
 
-use std::any::Any;
+use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -104,6 +104,15 @@ impl BufferPool {
     }
 }
 
+thread_local! {
+    /// The stored (compressed) bytes of the page being read on this thread.
+    static STORED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A thread keeps its buffer of stored bytes for the next page up to this
+/// size; a larger one, read for an unusually large page, is let go.
+const MAX_KEPT_STORED_BYTES: usize = 16 << 20;
+
 /// Reads element ranges of one column within one cluster.
 #[derive(Debug)]
 pub struct ColumnCursor {
@@ -116,10 +125,9 @@ pub struct ColumnCursor {
     /// holds the end of the last page.
     starts: Vec<u64>,
     current: Option<(usize, Vec<u8>)>,
-    /// The stored bytes of the last page read, kept for the next read.
-    compressed: Vec<u8>,
-    /// The current page decoded, for batches that take only part of it.
-    decoded: Option<(usize, Box<dyn Any + Send + Sync>)>,
+    /// The current page of an index column decoded, for the batches that
+    /// share it.
+    decoded: DecodedIndex,
     /// Bytes materialised by the read in progress, against
     /// [`Limits::max_batch_bytes`].
     batch_bytes: u64,
@@ -174,8 +182,7 @@ impl ColumnCursor {
             pages,
             starts,
             current: None,
-            compressed: Vec::new(),
-            decoded: None,
+            decoded: DecodedIndex::default(),
             batch_bytes: 0,
         })
     }
@@ -331,14 +338,18 @@ impl ColumnCursor {
                 limit: self.source.limits.max_page_bytes,
             });
         }
-        // The stored bytes go to a buffer kept from page to page.
-        let mut scratch = std::mem::take(&mut self.compressed);
-        if scratch.capacity() == 0 {
-            scratch = self.source.buffers.take();
-        }
-        let result = self.decompress_page(page, len, &mut scratch);
-        self.compressed = scratch;
-        let buf = result?;
+        // The stored bytes are needed only until the page is decompressed,
+        // so they go to one buffer per thread rather than one per column.
+        let buf = STORED.with(|stored| match stored.try_borrow_mut() {
+            Ok(mut scratch) => {
+                let result = self.decompress_page(page, len, &mut scratch);
+                if scratch.capacity() > MAX_KEPT_STORED_BYTES {
+                    *scratch = Vec::new();
+                }
+                result
+            }
+            Err(_) => self.decompress_page(page, len, &mut Vec::new()),
+        })?;
         self.current = Some((k, buf));
         Ok(())
     }
@@ -395,29 +406,6 @@ impl ColumnCursor {
         format!("column {} in cluster {}", self.column_id, self.cluster_id)
     }
 
-    /// Appends `sub` of page `page`, decoding the page once with `decode`
-    /// and keeping the result for the next batch.
-    fn partial<V: Clone + Send + Sync + 'static>(
-        cache: &mut Option<(usize, Box<dyn Any + Send + Sync>)>,
-        page: usize,
-        sub: Range<usize>,
-        out: &mut Vec<V>,
-        decode: impl FnOnce(&mut Vec<V>) -> Result<()>,
-    ) -> Result<()> {
-        let cached = matches!(cache, Some((p, values)) if *p == page && values.is::<Vec<V>>());
-        if !cached {
-            let mut values = Vec::new();
-            decode(&mut values)?;
-            *cache = Some((page, Box::new(values)));
-        }
-        let values = cache.as_ref().and_then(|(_, v)| v.downcast_ref::<Vec<V>>());
-        let slice = values
-            .and_then(|v| v.get(sub))
-            .ok_or_else(|| Error::malformed("page", 0, "page holds fewer elements than listed"))?;
-        out.extend_from_slice(slice);
-        Ok(())
-    }
-
     /// Appends the values of `range` to `out`, converted to `T`. Parts of
     /// pages decode on their own, straight into `out`.
     pub fn read_values<T: NativeType>(
@@ -442,27 +430,16 @@ impl ColumnCursor {
         .with_context(|| ctx)
     }
 
-    /// Appends the collection end offsets of `range` (cluster-relative).
-    pub fn read_index(&mut self, range: Range<u64>, out: &mut Vec<u64>) -> Result<()> {
-        self.read_decoded(range, out, 0, encoding::decode_index)
-    }
-
-    /// Appends the elements of `range` decoded by `decode`: whole pages
-    /// straight into `out`, parts of pages through the decoded-page cache
-    /// (for delta-coded pages, whose values depend on all before them),
-    /// synthetic zeros as `zero`.
-    fn read_decoded<V: Clone + Send + Sync + 'static>(
-        &mut self,
-        range: Range<u64>,
-        out: &mut Vec<V>,
-        zero: V,
-        decode: DecodeFn<V>,
-    ) -> Result<()> {
-        let mut cache = self.decoded.take();
+    /// Visits the collection end offsets of `range` (cluster-relative), in
+    /// order, as slices. Each page is decoded once, into a buffer kept for
+    /// the batches that share the page, and the slices are taken from it:
+    /// index pages are delta-coded, so a part of one cannot be decoded alone.
+    pub fn for_each_index(&mut self, range: Range<u64>, mut f: impl FnMut(&[u64])) -> Result<()> {
+        let mut decoded = std::mem::take(&mut self.decoded);
         let ctx = self.context();
         let result = self.for_each_piece(range, |piece, coding| match piece {
             Piece::Zeros(n) => {
-                out.resize(out.len() + n, zero.clone());
+                f(&vec![0; n]);
                 Ok(())
             }
             Piece::Page {
@@ -470,19 +447,26 @@ impl ColumnCursor {
                 n,
                 sub,
                 offset,
-                ..
-            } if sub.start == 0 && sub.end == n => decode(coding, bytes, n, offset, out),
-            Piece::Page {
-                bytes,
-                n,
-                sub,
-                offset,
                 page,
-            } => Self::partial(&mut cache, page, sub, out, |v| {
-                decode(coding, bytes, n, offset, v)
-            }),
+            } => {
+                if decoded.page != Some(page) {
+                    decoded.page = None;
+                    decoded.values.clear();
+                    encoding::decode_index(coding, bytes, n, offset, &mut decoded.values)?;
+                    decoded.page = Some(page);
+                }
+                let ends = decoded.values.get(sub).ok_or_else(|| {
+                    Error::malformed(
+                        "page",
+                        offset,
+                        "index page holds fewer elements than listed",
+                    )
+                })?;
+                f(ends);
+                Ok(())
+            }
         });
-        self.decoded = cache;
+        self.decoded = decoded;
         result.with_context(|| ctx)
     }
 
@@ -521,7 +505,6 @@ impl ColumnCursor {
 
     /// Appends the booleans of `range`.
     pub fn read_bits(&mut self, range: Range<u64>, out: &mut BitVec) -> Result<()> {
-        let mut scratch = BitVec::new();
         let ctx = self.context();
         self.for_each_piece(range, |piece, coding| match piece {
             Piece::Zeros(n) => {
@@ -534,24 +517,7 @@ impl ColumnCursor {
                 sub,
                 offset,
                 ..
-            } if sub.start == 0 && sub.end == n => {
-                encoding::decode_bits(coding, bytes, n, offset, out)
-            }
-            Piece::Page {
-                bytes,
-                n,
-                sub,
-                offset,
-                ..
-            } => {
-                scratch.clear();
-                encoding::decode_bits(coding, bytes, n, offset, &mut scratch)?;
-                out.reserve(sub.len());
-                for i in sub {
-                    out.push(scratch.get(i).unwrap_or(false));
-                }
-                Ok(())
-            }
+            } => encoding::decode_bits_in(coding, bytes, n, sub, offset, out),
         })
         .with_context(|| ctx)
     }
@@ -562,14 +528,17 @@ impl Drop for ColumnCursor {
         if let Some((_, page)) = self.current.take() {
             self.source.buffers.give(page);
         }
-        self.source
-            .buffers
-            .give(std::mem::take(&mut self.compressed));
     }
 }
 
-/// A page decoder: coding, page bytes, element count, file offset, output.
-type DecodeFn<V> = fn(&ColumnCoding, &[u8], usize, u64, &mut Vec<V>) -> Result<()>;
+/// The decoded end offsets of one page of an index column.
+#[derive(Debug, Default)]
+struct DecodedIndex {
+    /// The page (its position in the cursor's page list) that `values`
+    /// holds, if any.
+    page: Option<usize>,
+    values: Vec<u64>,
+}
 
 enum Piece<'a> {
     Zeros(usize),

@@ -438,27 +438,44 @@ impl NodeReader {
         &mut self,
         range: Range<u64>,
     ) -> Result<(OffsetBuffer<i32>, Range<u64>)> {
+        // Past the first entry, the end offset of the entry before the range
+        // is where its elements start.
         let first = range.start.saturating_sub(1);
         let cursor = self.cursor(0)?;
-        let mut ends = Vec::with_capacity(cursor.checked_len(&(first..range.end), 8)?);
-        cursor.read_index(first..range.end, &mut ends)?;
-        let start = if range.start == 0 {
-            0
-        } else {
-            ends.first().copied().unwrap_or(0)
-        };
-        let ends = if range.start == 0 {
-            &ends[..]
-        } else {
-            ends.get(1..).unwrap_or_default()
-        };
-        let end = ends.last().copied().unwrap_or(start);
-        // Checked once for the whole batch, so that the conversion below is
-        // a plain loop the compiler vectorises.
-        let increasing = ends
-            .iter()
-            .try_fold(start, |previous, &e| (e >= previous).then_some(e))
-            .is_some();
+        let n = cursor.checked_len(&(first..range.end), 8)?;
+        let mut offsets: Vec<i32> = Vec::with_capacity(n + 1);
+        let mut start = (range.start == 0).then_some(0u64);
+        if start.is_some() {
+            offsets.push(0);
+        }
+        let mut last = 0u64;
+        let mut increasing = true;
+        // One pass over each decoded slice: checked to be non-decreasing,
+        // then made relative to the range's start. The subtraction may wrap
+        // here; the checks below reject the batch before it is used.
+        cursor.for_each_index(first..range.end, |mut ends| {
+            let base = match start {
+                Some(base) => base,
+                None => {
+                    let Some((&base, rest)) = ends.split_first() else {
+                        return;
+                    };
+                    start = Some(base);
+                    last = base;
+                    offsets.push(0);
+                    ends = rest;
+                    base
+                }
+            };
+            increasing &= ends.first().is_none_or(|&e| e >= last)
+                & ends.windows(2).fold(true, |ok, w| ok & (w[0] <= w[1]));
+            last = ends.last().copied().unwrap_or(last);
+            offsets.extend(ends.iter().map(|&e| e.wrapping_sub(base) as i32));
+        })?;
+        let start = start.unwrap_or(0);
+        if offsets.is_empty() {
+            offsets.push(0);
+        }
         if !increasing {
             return Err(Error::malformed(
                 "page",
@@ -466,17 +483,14 @@ impl NodeReader {
                 format!("collection offsets of {} decrease", self.path),
             ));
         }
-        if i32::try_from(end - start).is_err() {
+        // Non-decreasing, so every offset is at most the last one.
+        if i32::try_from(last - start).is_err() {
             return Err(Error::unsupported(format!(
                 "more than 2^31 elements in one batch of {}",
                 self.path
             )));
         }
-        let mut offsets = Vec::with_capacity(ends.len() + 1);
-        offsets.push(0i32);
-        offsets.extend(ends.iter().map(|&e| (e - start) as i32));
-        // Non-negative and non-decreasing, as checked above.
-        Ok((OffsetBuffer::new(ScalarBuffer::from(offsets)), start..end))
+        Ok((OffsetBuffer::new(ScalarBuffer::from(offsets)), start..last))
     }
 
     fn read_union(
