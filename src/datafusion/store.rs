@@ -26,13 +26,14 @@ use std::sync::{Arc, Mutex, RwLock};
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use datafusion::common::{DataFusionError, Result as DfResult};
+use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore};
 
 use super::RNTupleReadOptions;
 use crate::descriptor::ClusterDescriptor;
 use crate::error::{Error, Result};
-use crate::io::ReadAt;
+use crate::io::{FileReader, ReadAt};
 use crate::reader::{RNTuple, RNTupleFile};
 
 /// Bytes fetched from the start and from the end of a larger file.
@@ -174,9 +175,19 @@ pub(crate) struct NTupleMeta {
     source: Arc<SparseSource>,
     /// Whether the whole object stays in memory (small files).
     whole: bool,
+    /// The RNTuple read straight from the file, when the object store is
+    /// the local file system: pages are then read where they are needed,
+    /// with no fetch into memory first.
+    local: Option<RNTuple>,
 }
 
 impl NTupleMeta {
+    /// The RNTuple to decode pages from: the local file, or the fetched
+    /// byte ranges.
+    pub fn reading(&self) -> &RNTuple {
+        self.local.as_ref().unwrap_or(&self.ntuple)
+    }
+
     /// Entries of the clusters with these indices.
     pub fn entries(&self, clusters: &[usize]) -> u64 {
         clusters
@@ -198,6 +209,20 @@ async fn fetch_into(
     }
     let data = store.get_ranges(location, &ranges).await?;
     Ok(source.insert(&ranges, data))
+}
+
+/// The file behind `object` when `store` is the local file system (as
+/// registered for `file://` URLs), opened for positioned reads; `None` for
+/// any other store, or when the file found is not the object listed (its
+/// size differs).
+fn local_file(store: &dyn ObjectStore, object: &ObjectMeta) -> Option<FileReader> {
+    let shown = store.to_string();
+    let root = shown.strip_prefix("LocalFileSystem(")?.strip_suffix(')')?;
+    let root = url::Url::parse(root).ok()?.to_file_path().ok()?;
+    let local = LocalFileSystem::new_with_prefix(root).ok()?;
+    let path = local.path_to_filesystem(&object.location).ok()?;
+    let file = FileReader::open(path).ok()?;
+    (file.len() == object.size).then_some(file)
 }
 
 /// Opens the RNTuple `name` (or the only one) of `object`, fetching just the
@@ -230,8 +255,11 @@ pub(crate) async fn load_ntuple(
             let (ntuple, clusters) = attempt.map_err(|e| {
                 DataFusionError::from(e).context(format!("reading {}", object.location))
             })?;
-            if !whole {
-                // Every structure is parsed now; pages are fetched per cluster.
+            let local =
+                local_file(store.as_ref(), object).map(|file| ntuple.with_source(Arc::new(file)));
+            if !whole || local.is_some() {
+                // Every structure is parsed now; pages are fetched per
+                // cluster (or read from the file).
                 source.clear();
             }
             let positions = clusters
@@ -255,6 +283,7 @@ pub(crate) async fn load_ntuple(
                 index: None,
                 source,
                 whole,
+                local,
             });
         }
         let widened = misses
@@ -375,7 +404,7 @@ pub(crate) async fn fetch_cluster(
         keys: Vec::new(),
         fetched: 0,
     };
-    if meta.whole {
+    if meta.whole || meta.local.is_some() {
         return Ok(lease);
     }
     let Some(cluster) = meta.clusters.get(index) else {
@@ -421,6 +450,48 @@ pub(crate) fn held_bytes(meta: &NTupleMeta) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The local file system reads pages from the file; any other store
+    /// fetches them; a local object whose size is not the file's is fetched.
+    #[tokio::test]
+    async fn local_files_are_read_in_place() -> DfResult<()> {
+        use object_store::memory::InMemory;
+        use object_store::{ObjectStoreExt, PutPayload};
+
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let path = dir.join("clusters.root");
+        if !path.exists() {
+            eprintln!("skipped: {} is absent", path.display());
+            return Ok(());
+        }
+        let local: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
+        let location = Path::from_filesystem_path(&path)?;
+        let object = local.head(&location).await?;
+        let meta = load_ntuple(&local, &object, None, 0).await?;
+        assert!(meta.local.is_some(), "read in place from {local}");
+        assert_eq!(held_bytes(&meta), 0, "nothing fetched is kept");
+
+        let prefixed: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(&dir)?);
+        let object = prefixed.head(&Path::from("clusters.root")).await?;
+        let meta = load_ntuple(&prefixed, &object, None, u64::MAX).await?;
+        assert!(meta.local.is_some(), "read in place from {prefixed}");
+
+        let mut wrong = object.clone();
+        wrong.size += 1;
+        assert!(local_file(prefixed.as_ref(), &wrong).is_none());
+
+        let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        memory
+            .put(
+                &Path::from("a.root"),
+                PutPayload::from(std::fs::read(&path)?),
+            )
+            .await?;
+        let object = memory.head(&Path::from("a.root")).await?;
+        let meta = load_ntuple(&memory, &object, None, 0).await?;
+        assert!(meta.local.is_none());
+        Ok(())
+    }
 
     #[test]
     fn coalesce_merges_close_ranges() {
