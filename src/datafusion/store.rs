@@ -12,7 +12,10 @@
 //! ```
 //!
 //! The reader itself is synchronous: it only ever sees the in-memory
-//! [`SparseSource`], so nothing waits on the network inside a decode.
+//! [`SparseSource`], so nothing waits on the network inside a decode. The
+//! exception is the local file system, where nothing is remote: once the
+//! metadata is read, pages are read from the file where they are needed
+//! (`NTupleMeta::reading`), with no copy of a cluster's pages in memory.
 //! Opening is a deterministic function of the bytes, so repeating it with
 //! the missed ranges fetched converges within a few rounds (header, keys
 //! list, anchor, envelopes, page lists).
@@ -182,6 +185,39 @@ pub(crate) struct NTupleMeta {
 }
 
 impl NTupleMeta {
+    fn new(
+        object: &ObjectMeta,
+        ntuple: RNTuple,
+        clusters: Vec<ClusterDescriptor>,
+        source: Arc<SparseSource>,
+        whole: bool,
+        local: Option<RNTuple>,
+    ) -> Self {
+        let positions = clusters
+            .iter()
+            .map(|c| {
+                c.columns
+                    .iter()
+                    .flat_map(|col| col.pages.iter())
+                    .map(|p| p.locator.offset)
+                    .min()
+                    .unwrap_or(0)
+            })
+            .collect();
+        Self {
+            location: object.location.clone(),
+            size: object.size,
+            schema: ntuple.mapping().schema.clone(),
+            ntuple,
+            clusters,
+            positions,
+            index: None,
+            source,
+            whole,
+            local,
+        }
+    }
+
     /// The RNTuple to decode pages from: the local file, or the fetched
     /// byte ranges.
     pub fn reading(&self) -> &RNTuple {
@@ -235,6 +271,23 @@ pub(crate) async fn load_ntuple(
 ) -> DfResult<NTupleMeta> {
     let size = object.size;
     let source = Arc::new(SparseSource::new(size));
+    let name = name.map(str::to_string);
+    if let Some(file) = local_file(store.as_ref(), object) {
+        // Nothing to fetch: the metadata is read from the file as needed.
+        let file: Arc<dyn ReadAt> = Arc::new(file);
+        let attempt_name = name.clone();
+        let (ntuple, clusters) =
+            tokio::task::spawn_blocking(move || open_ntuple(file, attempt_name.as_deref()))
+                .await
+                .map_err(|e| DataFusionError::External(Box::new(e)))?
+                .map_err(|e| {
+                    DataFusionError::from(e).context(format!("reading {}", object.location))
+                })?;
+        let local = Some(ntuple.clone());
+        return Ok(NTupleMeta::new(
+            object, ntuple, clusters, source, false, local,
+        ));
+    }
     let whole = size <= whole_file_limit;
     let first = if whole {
         std::iter::once(0..size).collect()
@@ -242,9 +295,8 @@ pub(crate) async fn load_ntuple(
         coalesce(vec![0..HEAD.min(size), size.saturating_sub(TAIL)..size], 0)
     };
     fetch_into(store, &object.location, &source, first).await?;
-    let name = name.map(str::to_string);
     for _ in 0..MAX_ROUNDS {
-        let src = source.clone();
+        let src: Arc<dyn ReadAt> = source.clone();
         let attempt_name = name.clone();
         let attempt =
             tokio::task::spawn_blocking(move || open_ntuple(src, attempt_name.as_deref()))
@@ -255,36 +307,13 @@ pub(crate) async fn load_ntuple(
             let (ntuple, clusters) = attempt.map_err(|e| {
                 DataFusionError::from(e).context(format!("reading {}", object.location))
             })?;
-            let local =
-                local_file(store.as_ref(), object).map(|file| ntuple.with_source(Arc::new(file)));
-            if !whole || local.is_some() {
-                // Every structure is parsed now; pages are fetched per
-                // cluster (or read from the file).
+            if !whole {
+                // Every structure is parsed now; pages are fetched per cluster.
                 source.clear();
             }
-            let positions = clusters
-                .iter()
-                .map(|c| {
-                    c.columns
-                        .iter()
-                        .flat_map(|col| col.pages.iter())
-                        .map(|p| p.locator.offset)
-                        .min()
-                        .unwrap_or(0)
-                })
-                .collect();
-            return Ok(NTupleMeta {
-                location: object.location.clone(),
-                size,
-                schema: ntuple.mapping().schema.clone(),
-                ntuple,
-                clusters,
-                positions,
-                index: None,
-                source,
-                whole,
-                local,
-            });
+            return Ok(NTupleMeta::new(
+                object, ntuple, clusters, source, whole, None,
+            ));
         }
         let widened = misses
             .into_iter()
@@ -299,7 +328,7 @@ pub(crate) async fn load_ntuple(
 }
 
 fn open_ntuple(
-    source: Arc<SparseSource>,
+    source: Arc<dyn ReadAt>,
     name: Option<&str>,
 ) -> Result<(RNTuple, Vec<ClusterDescriptor>)> {
     let file = RNTupleFile::from_source(source)?;

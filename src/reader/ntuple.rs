@@ -273,32 +273,6 @@ impl RNTuple {
         })
     }
 
-    /// This RNTuple with its pages read from `source`, which must hold the
-    /// same bytes (the same file opened another way): the metadata and the
-    /// page lists read so far are shared, not read again.
-    pub fn with_source(&self, source: Arc<dyn ReadAt>) -> Self {
-        let inner = &self.inner;
-        let page_lists = inner
-            .page_lists
-            .iter()
-            .map(|list| match list.get() {
-                Some(pages) => OnceLock::from(pages.clone()),
-                None => OnceLock::new(),
-            })
-            .collect();
-        Self {
-            inner: Arc::new(Inner {
-                source,
-                max_key_size: inner.max_key_size,
-                descriptor: inner.descriptor.clone(),
-                mapping: inner.mapping.clone(),
-                page_lists,
-                limits: inner.limits,
-                buffers: inner.buffers.clone(),
-            }),
-        }
-    }
-
     /// The validated descriptor.
     pub fn descriptor(&self) -> &Arc<Descriptor> {
         &self.inner.descriptor
