@@ -6,7 +6,8 @@ use bytes::Bytes;
 use rntuple::compression::decompress_to_vec;
 use rntuple::descriptor::{ColumnType, Descriptor};
 use rntuple::encoding::{
-    decode_bits, decode_index, decode_switch, decode_values, BitVec, ColumnCoding,
+    decode_bits, decode_bits_in, decode_index, decode_switch, decode_values, decode_values_in,
+    BitVec, ColumnCoding,
 };
 use rntuple::envelope::{parse_footer, parse_header, parse_page_list};
 use rntuple::{RNTupleFile, RNTupleReaderBuilder};
@@ -182,6 +183,29 @@ pub fn pages(data: &[u8]) {
     let _ = decode_values::<i32>(&coding, page, n, 0, &mut Vec::new());
     let _ = decode_values::<u64>(&coding, page, n, 0, &mut Vec::new());
     let _ = decode_index(&coding, page, n, 0, &mut Vec::new());
-    let _ = decode_bits(&coding, page, n, 0, &mut BitVec::new());
     let _ = decode_switch(&coding, page, n, 0, &mut Vec::new(), &mut Vec::new());
+
+    // A part of a page decodes to the same part of the whole page.
+    let sub = n / 3..n - n / 5;
+    let mut whole = Vec::new();
+    if decode_values::<f64>(&coding, page, n, 0, &mut whole).is_ok() {
+        let mut part = Vec::new();
+        let decoded = decode_values_in::<f64>(&coding, page, n, sub.clone(), 0, &mut part);
+        assert!(decoded.is_ok(), "a part of a page that decodes whole");
+        let expected = whole.get(sub.clone()).unwrap_or_default();
+        assert!(part
+            .iter()
+            .map(|v| v.to_bits())
+            .eq(expected.iter().map(|v| v.to_bits())));
+    }
+    let mut whole = BitVec::new();
+    if decode_bits(&coding, page, n, 0, &mut whole).is_ok() {
+        let mut part = BitVec::new();
+        let decoded = decode_bits_in(&coding, page, n, sub.clone(), 0, &mut part);
+        assert!(
+            decoded.is_ok(),
+            "a part of a boolean page that decodes whole"
+        );
+        assert!(part.iter().eq(whole.iter().skip(sub.start).take(sub.len())));
+    }
 }
