@@ -78,6 +78,7 @@ pub struct RNTupleReadOptions {
     /// Files up to this many bytes are fetched whole when first opened;
     /// larger ones are read by ranges: metadata first, then the pages each
     /// cluster needs.
+    /// Files on the local file system are neither: they are read in place.
     pub whole_file_limit: u64,
 }
 

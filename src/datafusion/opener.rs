@@ -171,7 +171,7 @@ impl FileOpener for RNTupleOpener {
             }
             let plan = apply_limit(&meta, clusters, this.limit);
             let columns = Arc::new(needed_columns(&meta, &this.paths)?);
-            let builder = RNTupleReaderBuilder::new(meta.reading().clone())
+            let builder = RNTupleReaderBuilder::new(meta.ntuple.clone())
                 .with_projection(this.paths.iter())?
                 .with_batch_size(this.batch_size);
             // Each cluster is fetched and decoded by a task of its own that

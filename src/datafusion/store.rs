@@ -14,8 +14,8 @@
 //! The reader itself is synchronous: it only ever sees the in-memory
 //! [`SparseSource`], so nothing waits on the network inside a decode. The
 //! exception is the local file system, where nothing is remote: once the
-//! metadata is read, pages are read from the file where they are needed
-//! (`NTupleMeta::reading`), with no copy of a cluster's pages in memory.
+//! metadata and the pages are read from the file where they are needed,
+//! with no copy of a cluster's pages in memory.
 //! Opening is a deterministic function of the bytes, so repeating it with
 //! the missed ranges fetched converges within a few rounds (header, keys
 //! list, anchor, envelopes, page lists).
@@ -176,12 +176,10 @@ pub(crate) struct NTupleMeta {
     /// The sidecar index, when there is one that matches the file.
     pub(crate) index: Option<super::index::ClusterIndex>,
     source: Arc<SparseSource>,
-    /// Whether the whole object stays in memory (small files).
-    whole: bool,
-    /// The RNTuple read straight from the file, when the object store is
-    /// the local file system: pages are then read where they are needed,
-    /// with no fetch into memory first.
-    local: Option<RNTuple>,
+    /// Whether each cluster's pages are fetched before it is decoded: not
+    /// for a small object held whole, nor for a local file, which `ntuple`
+    /// reads in place.
+    fetch_pages: bool,
 }
 
 impl NTupleMeta {
@@ -190,8 +188,7 @@ impl NTupleMeta {
         ntuple: RNTuple,
         clusters: Vec<ClusterDescriptor>,
         source: Arc<SparseSource>,
-        whole: bool,
-        local: Option<RNTuple>,
+        fetch_pages: bool,
     ) -> Self {
         let positions = clusters
             .iter()
@@ -213,15 +210,8 @@ impl NTupleMeta {
             positions,
             index: None,
             source,
-            whole,
-            local,
+            fetch_pages,
         }
-    }
-
-    /// The RNTuple to decode pages from: the local file, or the fetched
-    /// byte ranges.
-    pub fn reading(&self) -> &RNTuple {
-        self.local.as_ref().unwrap_or(&self.ntuple)
     }
 
     /// Entries of the clusters with these indices.
@@ -283,10 +273,7 @@ pub(crate) async fn load_ntuple(
                 .map_err(|e| {
                     DataFusionError::from(e).context(format!("reading {}", object.location))
                 })?;
-        let local = Some(ntuple.clone());
-        return Ok(NTupleMeta::new(
-            object, ntuple, clusters, source, false, local,
-        ));
+        return Ok(NTupleMeta::new(object, ntuple, clusters, source, false));
     }
     let whole = size <= whole_file_limit;
     let first = if whole {
@@ -311,9 +298,7 @@ pub(crate) async fn load_ntuple(
                 // Every structure is parsed now; pages are fetched per cluster.
                 source.clear();
             }
-            return Ok(NTupleMeta::new(
-                object, ntuple, clusters, source, whole, None,
-            ));
+            return Ok(NTupleMeta::new(object, ntuple, clusters, source, !whole));
         }
         let widened = misses
             .into_iter()
@@ -433,7 +418,7 @@ pub(crate) async fn fetch_cluster(
         keys: Vec::new(),
         fetched: 0,
     };
-    if meta.whole || meta.local.is_some() {
+    if !meta.fetch_pages {
         return Ok(lease);
     }
     let Some(cluster) = meta.clusters.get(index) else {
@@ -497,13 +482,13 @@ mod tests {
         let location = Path::from_filesystem_path(&path)?;
         let object = local.head(&location).await?;
         let meta = load_ntuple(&local, &object, None, 0).await?;
-        assert!(meta.local.is_some(), "read in place from {local}");
+        assert!(!meta.fetch_pages, "read in place from {local}");
         assert_eq!(held_bytes(&meta), 0, "nothing fetched is kept");
 
         let prefixed: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(&dir)?);
         let object = prefixed.head(&Path::from("clusters.root")).await?;
         let meta = load_ntuple(&prefixed, &object, None, u64::MAX).await?;
-        assert!(meta.local.is_some(), "read in place from {prefixed}");
+        assert!(!meta.fetch_pages, "read in place from {prefixed}");
 
         let mut wrong = object.clone();
         wrong.size += 1;
@@ -518,7 +503,7 @@ mod tests {
             .await?;
         let object = memory.head(&Path::from("a.root")).await?;
         let meta = load_ntuple(&memory, &object, None, 0).await?;
-        assert!(meta.local.is_none());
+        assert!(meta.fetch_pages);
         Ok(())
     }
 

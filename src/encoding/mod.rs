@@ -277,6 +277,19 @@ fn zigzag_values<U: Zigzag, T: NativeType>(
     split::extend_in(src, n, sub, out, |u: U| u.decode().cast::<T>());
 }
 
+/// Checks that the elements `sub` lie within a page of `n`; `offset` is
+/// the page's file offset, for errors.
+fn check_sub(sub: &Range<usize>, n: usize, offset: u64) -> Result<()> {
+    if sub.start > sub.end || sub.end > n {
+        return Err(Error::malformed(
+            "page",
+            offset,
+            format!("elements {sub:?} of a page of {n}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Decodes the `n` elements of one page `src` of a column coded as `coding`,
 /// converting them to `T`, and appends them to `out`. `offset` is the
 /// page's file offset, for errors.
@@ -308,13 +321,7 @@ pub fn decode_values_in<T: NativeType>(
 ) -> Result<()> {
     use ColumnType as C;
     coding.check_page(src.len(), n, offset)?;
-    if sub.start > sub.end || sub.end > n {
-        return Err(Error::malformed(
-            "page",
-            offset,
-            format!("elements {sub:?} of a page of {n}"),
-        ));
-    }
+    check_sub(&sub, n, offset)?;
     if !can_decode_as::<T>(coding.column_type) {
         return Err(cannot_read(coding.column_type, T::NAME));
     }
@@ -446,13 +453,7 @@ pub fn decode_bits_in(
 ) -> Result<()> {
     use ColumnType as C;
     coding.check_page(src.len(), n, offset)?;
-    if sub.start > sub.end || sub.end > n {
-        return Err(Error::malformed(
-            "page",
-            offset,
-            format!("elements {sub:?} of a page of {n}"),
-        ));
-    }
+    check_sub(&sub, n, offset)?;
     fn nonzero<S: NativeType>(
         split: bool,
         src: &[u8],
