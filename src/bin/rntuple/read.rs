@@ -12,7 +12,9 @@ use rntuple::export::{unwritable_columns, BatchWriter, ExportFormat, ExportOptio
 use rntuple::RNTupleRecordBatchReader;
 
 use crate::inspect::open;
-use crate::util::{entry_progress, type_name, warn_skipped, CliError, CliResult, Context};
+use crate::util::{
+    bulk_stdout, entry_progress, type_name, warn_skipped, CliError, CliResult, Context,
+};
 use crate::{CatArgs, CatFormat, ExportArgs};
 
 /// Entries per batch when printing a table: one table per batch.
@@ -173,7 +175,7 @@ pub fn export(args: &ExportArgs, quiet: bool) -> CliResult {
     };
     match output {
         Output::Stdout => {
-            let out = BufWriter::new(std::io::stdout());
+            let out = bulk_stdout()?;
             write_all(reader, out, format, &options, total, quiet, args)
         }
         Output::File(path) => {

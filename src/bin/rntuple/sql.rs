@@ -8,7 +8,7 @@
 //! ```
 
 use std::collections::HashMap;
-use std::io::{BufWriter, IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -27,7 +27,7 @@ use rntuple::export::{unwritable_columns, BatchWriter, ExportFormat, ExportOptio
 use rustyline::error::ReadlineError;
 
 use crate::inspect::open;
-use crate::util::{spinner, type_name, warn_skipped, CliError, CliResult, Context};
+use crate::util::{bulk_stdout, spinner, type_name, warn_skipped, CliError, CliResult, Context};
 use crate::{SqlArgs, SqlFormat};
 
 /// How results are shown.
@@ -250,7 +250,7 @@ async fn print_stream(
                     names.join(", ")
                 )));
             }
-            let out = BufWriter::new(std::io::stdout());
+            let out = bulk_stdout()?;
             let mut writer = BatchWriter::try_new(out, &schema, format, &ExportOptions::default())?;
             while let Some(batch) = stream.next().await {
                 let batch = batch?;

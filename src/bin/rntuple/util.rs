@@ -43,6 +43,23 @@ impl fmt::Display for CliError {
     }
 }
 
+/// Standard output for bulk data (Arrow, CSV, JSON lines): a large buffer
+/// over the file descriptor itself. `std::io::stdout()` is line-buffered
+/// and writes up to every newline byte, which in binary output means a
+/// system call every few kilobytes.
+pub fn bulk_stdout() -> std::io::Result<std::io::BufWriter<Box<dyn std::io::Write + Send>>> {
+    const CAPACITY: usize = 1 << 20;
+    #[cfg(unix)]
+    let raw: Box<dyn std::io::Write + Send> = {
+        use std::os::fd::AsFd;
+        let fd = std::io::stdout().as_fd().try_clone_to_owned()?;
+        Box::new(std::fs::File::from(fd))
+    };
+    #[cfg(not(unix))]
+    let raw: Box<dyn std::io::Write + Send> = Box::new(std::io::stdout());
+    Ok(std::io::BufWriter::with_capacity(CAPACITY, raw))
+}
+
 /// Joins the lines of a message (DataFusion's can have several) into one.
 fn one_line(message: &str) -> String {
     let parts: Vec<&str> = message
