@@ -420,7 +420,7 @@ fn unlz4(chunk: &Chunk<'_>, dst: &mut [u8]) -> Result<usize> {
         });
     };
     let expected = u64::from_be_bytes(*stored);
-    let actual = xxhash_rust::xxh64::xxh64(block, 0);
+    let actual = crate::checksum::xxh64(block, 0);
     crate::error::verify_checksum("LZ4 chunk", chunk.offset, expected, actual)?;
     lz4_flex::block::decompress_into(block, dst).map_err(|e| decompress_error(chunk, e))
 }

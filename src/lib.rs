@@ -28,6 +28,7 @@
 //! ```
 
 pub mod arrow;
+mod checksum;
 pub mod compression;
 pub mod container;
 pub mod cursor;

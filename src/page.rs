@@ -26,8 +26,7 @@ use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::Arc;
 
-use xxhash_rust::xxh3::xxh3_64;
-
+use crate::checksum::xxh3_64;
 use crate::compression::{check_block, decompress_into_vec};
 use crate::container::read_blob_reusing;
 use crate::descriptor::{ClusterDescriptor, ColumnDescriptor};

@@ -24,9 +24,9 @@
 //! uncompressed length, checksum included.
 
 use bytes::Bytes;
-use xxhash_rust::xxh3::xxh3_64;
 
 use super::key::{read_object, Key};
+use crate::checksum::xxh3_64;
 use crate::cursor::Cursor;
 use crate::error::{Error, Result};
 use crate::io::ReadAt;

@@ -44,8 +44,7 @@ pub use page_list::{
     parse_page_list, ClusterSummary, ColumnPageRange, PageListEnvelope, PageRecord,
 };
 
-use xxhash_rust::xxh3::xxh3_64;
-
+use crate::checksum::xxh3_64;
 use crate::cursor::Cursor;
 use crate::error::{Error, Result};
 
