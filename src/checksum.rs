@@ -1,7 +1,7 @@
 //! The format's checksums: XXH3-64 over envelopes, pages and anchors, and
 //! XXH64 over the blocks of LZ4 chunks.
 //!
-//! Pages are hashed as they are read, so XXH3 runs on whatever vector unit
+//! Every page is hashed on the read path, so XXH3 uses the widest vector unit
 //! the processor has (AVX2 where present, chosen at run time).
 
 /// XXH3-64 of `data`, seed 0.
