@@ -647,3 +647,76 @@ fn an_unknown_feature_flag_is_refused_by_number() {
         }
     }
 }
+
+/// A table of files whose fields cannot all be mapped: the format reports
+/// the left-out fields of every file from the metadata it read for the
+/// schema, and the command warns once per field, counting the other files.
+#[cfg(feature = "cli")]
+#[test]
+fn sql_tables_warn_once_per_field_left_out() {
+    // A file of one RNTuple, so that `--table` needs no name for it.
+    let (file, ntuple) = ("containers.root", "Containers");
+    let mut p = parts(file, ntuple);
+    let id = field_id(&p.header.schema, "vec_int");
+    for c in &mut p.header.schema.columns {
+        if c.field_id == id {
+            c.column_type = 0xEE;
+        }
+    }
+    let bytes = p.build(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a.root", "b.root", "c.root"] {
+        std::fs::write(dir.path().join(name), &bytes).unwrap();
+    }
+    let glob = format!("{}/*.root", dir.path().display());
+
+    // The library: one entry per file, from the metadata already read.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let skipped = runtime.block_on(async {
+        use rntuple::datafusion::{
+            session_context, RNTupleFormat, RNTupleReadOptions, SessionContextExt,
+        };
+        let ctx = session_context();
+        let options = RNTupleReadOptions::default().with_ntuple(ntuple.to_string());
+        let frame = ctx.read_rntuple(&glob, options).await.unwrap();
+        let datafusion::logical_expr::LogicalPlan::TableScan(scan) = frame.logical_plan() else {
+            panic!("not a table scan");
+        };
+        let provider = datafusion::datasource::source_as_provider(&scan.source).unwrap();
+        let table = provider
+            .downcast_ref::<datafusion::datasource::listing::ListingTable>()
+            .unwrap();
+        let format = table
+            .options()
+            .format
+            .downcast_ref::<RNTupleFormat>()
+            .unwrap();
+        format.skipped_fields()
+    });
+    let files: Vec<&str> = skipped.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(files.len(), 3, "{skipped:?}");
+    assert!(files[0].ends_with("a.root") && files[2].ends_with("c.root"));
+    assert!(
+        skipped.iter().all(|(_, f)| f.name == "vec_int"),
+        "{skipped:?}"
+    );
+
+    // The command: one warning for the three files, naming the first.
+    let out = assert_cmd::Command::cargo_bin("rntuple")
+        .unwrap()
+        .args([
+            "sql",
+            "--table",
+            &format!("t={glob}"),
+            "-c",
+            "SELECT count(*) AS n FROM t",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("left out")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(warnings[0].contains("a.root: field vec_int"), "{stderr}");
+    assert!(warnings[0].ends_with("(and in 2 other files)"), "{stderr}");
+}

@@ -30,6 +30,7 @@ use super::index;
 use super::source::RNTupleSource;
 use super::store::{MetadataCache, NTupleMeta};
 use super::RNTupleReadOptions;
+use crate::arrow::SkippedField;
 
 /// Files whose metadata is read at the same time.
 const CONCURRENT_OPENS: usize = 16;
@@ -104,7 +105,9 @@ impl FileFormatFactory for RNTupleFormatFactory {
     }
 }
 
-/// RNTuple files (`.root`) as a [`FileFormat`].
+/// RNTuple files (`.root`) as a [`FileFormat`]. Clones share the cache of
+/// file metadata.
+#[derive(Clone)]
 pub struct RNTupleFormat {
     options: RNTupleReadOptions,
     cache: Arc<MetadataCache>,
@@ -130,6 +133,14 @@ impl RNTupleFormat {
     /// The read options.
     pub fn options(&self) -> &RNTupleReadOptions {
         &self.options
+    }
+
+    /// The fields left out of the table's Arrow schema (see
+    /// [`crate::arrow::ArrowMapping::skipped`]), for each file whose metadata
+    /// this format has read so far (schema inference reads every file of a
+    /// table): (the file's object store location, the field), by location.
+    pub fn skipped_fields(&self) -> Vec<(String, SkippedField)> {
+        self.cache.skipped_fields()
     }
 
     async fn meta(

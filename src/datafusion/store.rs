@@ -34,6 +34,7 @@ use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore};
 
 use super::RNTupleReadOptions;
+use crate::arrow::SkippedField;
 use crate::descriptor::ClusterDescriptor;
 use crate::error::{Error, Result};
 use crate::io::{FileReader, ReadAt};
@@ -371,6 +372,26 @@ impl MetadataCache {
             entries.insert(object.location.clone(), (key, meta.clone()));
         }
         Ok(meta)
+    }
+
+    /// The fields left out of the Arrow schema in each file read so far,
+    /// by location.
+    pub(crate) fn skipped_fields(&self) -> Vec<(String, SkippedField)> {
+        let Ok(entries) = self.entries.lock() else {
+            return Vec::new();
+        };
+        let mut out: Vec<(String, SkippedField)> = entries
+            .iter()
+            .flat_map(|(location, (_, meta))| {
+                meta.ntuple
+                    .mapping()
+                    .skipped
+                    .iter()
+                    .map(|s| (location.to_string(), s.clone()))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
     }
 }
 

@@ -15,6 +15,7 @@ use std::time::Instant;
 use arrow::util::display::FormatOptions;
 use arrow::util::pretty::pretty_format_batches_with_options;
 use datafusion::common::TableReference;
+use datafusion::datasource::listing::ListingTable;
 use datafusion::datasource::source_as_provider;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::SendableRecordBatchStream;
@@ -22,12 +23,15 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::DFParser;
 use datafusion::sql::sqlparser::dialect::dialect_from_str;
 use futures::StreamExt;
-use rntuple::datafusion::{session_context, RNTupleReadOptions, SessionContextExt};
+use rntuple::arrow::SkippedField;
+use rntuple::datafusion::{session_context, RNTupleFormat, RNTupleReadOptions, SessionContextExt};
 use rntuple::export::{unwritable_columns, BatchWriter, ExportFormat, ExportOptions};
 use rustyline::error::ReadlineError;
 
 use crate::inspect::open;
-use crate::util::{bulk_stdout, spinner, type_name, warn_skipped, CliError, CliResult, Context};
+use crate::util::{
+    bulk_stdout, spinner, type_name, warn, warn_skipped, CliError, CliResult, Context,
+};
 use crate::{SqlArgs, SqlFormat};
 
 /// How results are shown.
@@ -107,16 +111,12 @@ async fn register_tables(
             )));
         };
         claim(name, path)?;
-        if Path::new(path).is_file() {
-            if let Ok(file) = open(Path::new(path)) {
-                if let Ok(ntuple) = file.ntuple(None) {
-                    warn_skipped(quiet, path, ntuple.mapping());
-                }
-            }
-        }
-        register(ctx, name, path, RNTupleReadOptions::default())
+        let format = register(ctx, name, path, RNTupleReadOptions::default())
             .await
             .context(format_args!("table {name} ({path})"))?;
+        // From the metadata the table has read already: no file is opened
+        // a second time for the warnings.
+        warn_skipped_fields(quiet, path, &format.skipped_fields());
     }
     for path in &args.files {
         let file = open(path)?;
@@ -146,13 +146,14 @@ async fn register_tables(
 }
 
 /// Registers the files at `path` as table `name`, spelt exactly so (the
-/// session keeps identifiers' case: `SELECT ... FROM Events`).
+/// session keeps identifiers' case: `SELECT ... FROM Events`). Returns the
+/// table's format, which holds the metadata of the files read so far.
 async fn register(
     ctx: &SessionContext,
     name: &str,
     path: &str,
     options: RNTupleReadOptions,
-) -> CliResult {
+) -> CliResult<RNTupleFormat> {
     let frame = ctx.read_rntuple(path, options).await?;
     let LogicalPlan::TableScan(scan) = frame.logical_plan() else {
         return Err(CliError::new(
@@ -160,8 +161,51 @@ async fn register(
         ));
     };
     let provider = source_as_provider(&scan.source)?;
+    let format = provider
+        .downcast_ref::<ListingTable>()
+        .and_then(|table| {
+            let format: Option<&RNTupleFormat> = table.options().format.downcast_ref();
+            format.cloned()
+        })
+        .ok_or_else(|| CliError::new("the RNTuple files did not become an RNTuple table"))?;
     ctx.register_table(TableReference::bare(name), provider)?;
-    Ok(())
+    Ok(format)
+}
+
+/// Warns once per field left out of a table, naming the first file that
+/// lacks it and how many others do (`skipped` as from
+/// [`RNTupleFormat::skipped_fields`], by location). A table of one file
+/// names it as given.
+fn warn_skipped_fields(quiet: bool, path: &str, skipped: &[(String, SkippedField)]) {
+    let mut seen: Vec<(&SkippedField, &str, usize)> = Vec::new();
+    for (location, field) in skipped {
+        match seen.iter_mut().find(|(f, _, _)| *f == field) {
+            Some((_, _, others)) => *others += 1,
+            None => seen.push((field, location, 0)),
+        }
+    }
+    let single = Path::new(path).is_file();
+    for (field, location, others) in seen {
+        let file = if single {
+            path.to_string()
+        } else if path.contains("://") {
+            location.to_string()
+        } else {
+            format!("/{location}")
+        };
+        let also = match others {
+            0 => String::new(),
+            1 => " (and in 1 other file)".to_string(),
+            n => format!(" (and in {n} other files)"),
+        };
+        warn(
+            quiet,
+            format_args!(
+                "{file}: field {} ({}) is left out: {}{also}",
+                field.name, field.type_name, field.reason
+            ),
+        );
+    }
 }
 
 /// A local file as a location DataFusion reads whatever its name.
