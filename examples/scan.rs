@@ -2,13 +2,16 @@
 //!
 //! ```text
 //! cargo run --release --example scan -- FILE.root [NTUPLE] [--batch-size N] [--columns a,b]
-//!     [--clusters-in-flight N] [--decompress-only] [--mmap]
+//!     [--clusters-in-flight N] [--decompress-only | --decode-pages] [--mmap]
 //! ```
 //!
 //! Prints one line of JSON: entries, batches, the bytes of the Arrow arrays
 //! made, and the seconds spent. `--decompress-only` instead reads and
 //! decompresses every page of every column, all pages in parallel, and
 //! decodes nothing: the floor that a full decode is measured against.
+//! `--decode-pages` does the same and also decodes each page on its own into
+//! a vector of its values, dropped at once: what the decoding kernels cost
+//! when nothing is kept, sliced or assembled into batches.
 //! The file is read with positioned reads (so the resident memory is what
 //! the read holds); `--mmap` maps it instead.
 
@@ -29,13 +32,14 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut path = None;
     let mut ntuple = None;
     let mut batch_size = None;
-    let mut decompress_only = false;
+    let mut pages_only = None;
     let mut mmap = false;
     let mut columns: Option<Vec<String>> = None;
     let mut in_flight = 1;
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--decompress-only" => decompress_only = true,
+            "--decompress-only" => pages_only = Some(PagesOnly::Decompress),
+            "--decode-pages" => pages_only = Some(PagesOnly::Decode),
             "--mmap" => mmap = true,
             "--batch-size" => batch_size = Some(args.next().ok_or("--batch-size N")?.parse()?),
             "--columns" => {
@@ -51,7 +55,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     let path = path.ok_or(
         "usage: scan FILE.root [NTUPLE] [--batch-size N] [--columns a,b] \
-         [--clusters-in-flight N] [--decompress-only] [--mmap]",
+         [--clusters-in-flight N] [--decompress-only | --decode-pages] [--mmap]",
     )?;
 
     let start = Instant::now();
@@ -60,8 +64,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     } else {
         RNTupleFile::open(&path)?
     };
-    let summary = if decompress_only {
-        decompress_all(&file, ntuple.as_deref())?
+    let summary = if let Some(what) = pages_only {
+        pages_all(&file, ntuple.as_deref(), what)?
     } else {
         let mut builder = file
             .reader_builder(ntuple.as_deref())?
@@ -83,10 +87,10 @@ fn main() -> Result<(), Box<dyn Error>> {
     };
     println!(
         "{{\"mode\": \"{}\", \"entries\": {}, \"batches\": {}, \"bytes\": {}, \"seconds\": {:.6}}}",
-        if decompress_only {
-            "decompress"
-        } else {
-            "decode"
+        match pages_only {
+            None => "decode",
+            Some(PagesOnly::Decompress) => "decompress",
+            Some(PagesOnly::Decode) => "decode-pages",
         },
         summary.entries,
         summary.batches,
@@ -104,9 +108,66 @@ struct Summary {
     bytes: u64,
 }
 
+/// What [`pages_all`] does with each page.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PagesOnly {
+    Decompress,
+    Decode,
+}
+
+/// Decodes the decompressed page `src` of `column` into a vector of its
+/// values (end offsets for an index column) and drops it; returns the
+/// number of values. Bit and other columns are left out (0).
+fn decode_page(
+    column: &rntuple::descriptor::ColumnDescriptor,
+    page: &rntuple::envelope::PageRecord,
+    src: &[u8],
+) -> rntuple::Result<u64> {
+    use rntuple::descriptor::ColumnType as C;
+    use rntuple::encoding::{decode_index, decode_values, ColumnCoding};
+    let coding = ColumnCoding {
+        column_type: column.column_type,
+        bits_on_storage: column.bits_on_storage,
+        value_range: column.value_range,
+    };
+    let n = page.n_elements as usize;
+    let o = page.locator.offset;
+    macro_rules! values {
+        ($t:ty) => {{
+            let mut v: Vec<$t> = Vec::new();
+            decode_values(&coding, src, n, o, &mut v)?;
+            std::hint::black_box(&v);
+            v.len() as u64
+        }};
+    }
+    Ok(match column.column_type {
+        C::SplitIndex64 | C::SplitIndex32 | C::Index64 | C::Index32 => {
+            let mut v = Vec::new();
+            decode_index(&coding, src, n, o, &mut v)?;
+            std::hint::black_box(&v);
+            v.len() as u64
+        }
+        C::SplitReal32 | C::Real32 => values!(f32),
+        C::SplitReal64 | C::Real64 => values!(f64),
+        C::SplitInt32 | C::Int32 => values!(i32),
+        C::SplitUInt32 | C::UInt32 => values!(u32),
+        C::SplitInt64 | C::Int64 => values!(i64),
+        C::SplitUInt64 | C::UInt64 => values!(u64),
+        C::SplitInt16 | C::Int16 => values!(i16),
+        C::SplitUInt16 | C::UInt16 => values!(u16),
+        C::Byte | C::UInt8 | C::Char | C::Int8 => values!(u8),
+        _ => 0,
+    })
+}
+
 /// Reads and decompresses every page of the RNTuple, in parallel over all
-/// pages of a cluster, and throws the bytes away.
-fn decompress_all(file: &RNTupleFile, ntuple: Option<&str>) -> Result<Summary, Box<dyn Error>> {
+/// pages of a cluster, decodes it if `what` says so, and throws the bytes
+/// away.
+fn pages_all(
+    file: &RNTupleFile,
+    ntuple: Option<&str>,
+    what: PagesOnly,
+) -> Result<Summary, Box<dyn Error>> {
     let ntuple = file.ntuple(ntuple)?;
     let descriptor = ntuple.descriptor();
     let pages = ntuple.page_source();
@@ -118,7 +179,7 @@ fn decompress_all(file: &RNTupleFile, ntuple: Option<&str>) -> Result<Summary, B
             if let Some(range) = cluster.column(column.id) {
                 for page in &range.pages {
                     let len = (u64::from(page.n_elements) * bits).div_ceil(8);
-                    work.push((*page, len as usize));
+                    work.push((column, *page, len as usize));
                 }
             }
         }
@@ -128,7 +189,7 @@ fn decompress_all(file: &RNTupleFile, ntuple: Option<&str>) -> Result<Summary, B
             .par_iter()
             .map_init(
                 || (Vec::new(), Vec::new()),
-                |(stored, out), (page, len)| {
+                |(stored, out), (column, page, len)| {
                     let data = read_blob_reusing(
                         pages.source.as_ref(),
                         page.locator.offset,
@@ -141,6 +202,9 @@ fn decompress_all(file: &RNTupleFile, ntuple: Option<&str>) -> Result<Summary, B
                     }
                     out.truncate(*len);
                     decompress_into(&data, out, page.locator.offset)?;
+                    if what == PagesOnly::Decode {
+                        decode_page(column, page, out)?;
+                    }
                     Ok(out.len() as u64)
                 },
             )
