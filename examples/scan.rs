@@ -125,11 +125,7 @@ fn decode_page(
 ) -> rntuple::Result<u64> {
     use rntuple::descriptor::ColumnType as C;
     use rntuple::encoding::{decode_index, decode_values, ColumnCoding};
-    let coding = ColumnCoding {
-        column_type: column.column_type,
-        bits_on_storage: column.bits_on_storage,
-        value_range: column.value_range,
-    };
+    let coding = ColumnCoding::of(column);
     let n = page.n_elements as usize;
     let o = page.locator.offset;
     macro_rules! values {

@@ -144,11 +144,7 @@ impl ColumnCursor {
         cluster: &ClusterDescriptor,
         expected_first: Option<u64>,
     ) -> Result<Self> {
-        let coding = ColumnCoding {
-            column_type: column.column_type,
-            bits_on_storage: column.bits_on_storage,
-            value_range: column.value_range,
-        };
+        let coding = ColumnCoding::of(column);
         let (pages, zeros) = match cluster.column(column.id) {
             Some(range) => {
                 let offset = range.element_offset.unwrap_or(0);

@@ -54,7 +54,7 @@ pub use native::NativeType;
 
 use std::ops::Range;
 
-use crate::descriptor::{ColumnType, Encoding};
+use crate::descriptor::{ColumnDescriptor, ColumnType, Encoding};
 use crate::error::{Error, Result};
 use delta::{Delta, RunningSum};
 use real::Quantizer;
@@ -83,6 +83,15 @@ impl ColumnCoding {
             column_type,
             bits_on_storage: column_type.bits_range().map_or(0, |(_, max)| max),
             value_range: None,
+        }
+    }
+
+    /// The coding of the physical column `column` as its description gives it.
+    pub fn of(column: &ColumnDescriptor) -> Self {
+        Self {
+            column_type: column.column_type,
+            bits_on_storage: column.bits_on_storage,
+            value_range: column.value_range,
         }
     }
 

@@ -30,7 +30,7 @@ use rustyline::error::ReadlineError;
 
 use crate::inspect::open;
 use crate::util::{
-    bulk_stdout, spinner, type_name, warn, warn_skipped, CliError, CliResult, Context,
+    bulk_stdout, spinner, type_name, warn_left_out, warn_skipped, CliError, CliResult, Context,
 };
 use crate::{SqlArgs, SqlFormat};
 
@@ -198,13 +198,7 @@ fn warn_skipped_fields(quiet: bool, path: &str, skipped: &[(String, SkippedField
             1 => " (and in 1 other file)".to_string(),
             n => format!(" (and in {n} other files)"),
         };
-        warn(
-            quiet,
-            format_args!(
-                "{file}: field {} ({}) is left out: {}{also}",
-                field.name, field.type_name, field.reason
-            ),
-        );
+        warn_left_out(quiet, &file, field, &also);
     }
 }
 

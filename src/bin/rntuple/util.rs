@@ -134,15 +134,20 @@ pub fn warn(quiet: bool, message: impl fmt::Display) {
 
 /// Warns about the top-level fields the reader leaves out.
 pub fn warn_skipped(quiet: bool, file: &str, mapping: &rntuple::arrow::ArrowMapping) {
-    for s in &mapping.skipped {
-        warn(
-            quiet,
-            format_args!(
-                "{file}: field {} ({}) is left out: {}",
-                s.name, s.type_name, s.reason
-            ),
-        );
+    for field in &mapping.skipped {
+        warn_left_out(quiet, file, field, "");
     }
+}
+
+/// Warns that `field` of `file` is left out; `also` follows the reason.
+pub fn warn_left_out(quiet: bool, file: &str, field: &rntuple::arrow::SkippedField, also: &str) {
+    warn(
+        quiet,
+        format_args!(
+            "{file}: field {} ({}) is left out: {}{also}",
+            field.name, field.type_name, field.reason
+        ),
+    );
 }
 
 /// A table of text, printed with aligned columns.
