@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use arrow_schema::{Schema, SchemaRef};
+use arrow_schema::{FieldRef, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::Session;
 use datafusion::common::parsers::CompressionTypeVariant;
@@ -155,24 +155,42 @@ impl RNTupleFormat {
 /// Describes how `b` differs from `a`, field by field; `None` when they agree
 /// (field names, types and nullability; metadata may differ).
 fn schema_difference(a: &Schema, b: &Schema) -> Option<String> {
+    let same = a.fields().len() == b.fields().len()
+        && a.fields().iter().zip(b.fields()).all(|(x, y)| {
+            x.name() == y.name()
+                && x.is_nullable() == y.is_nullable()
+                && x.data_type().equals_datatype(y.data_type())
+        });
+    if same {
+        return None;
+    }
+    // Lookups by name: tables of thousands of wide files land here only
+    // when a file differs.
+    let by_name = |s: &Schema| -> HashMap<String, FieldRef> {
+        s.fields()
+            .iter()
+            .map(|f| (f.name().clone(), f.clone()))
+            .collect()
+    };
+    let (in_a, in_b) = (by_name(a), by_name(b));
     let mut diffs = Vec::new();
     for fa in a.fields() {
-        match b.field_with_name(fa.name()) {
-            Err(_) => diffs.push(format!("field {} is missing", fa.name())),
-            Ok(fb) if !fa.data_type().equals_datatype(fb.data_type()) => diffs.push(format!(
+        match in_b.get(fa.name()) {
+            None => diffs.push(format!("field {} is missing", fa.name())),
+            Some(fb) if !fa.data_type().equals_datatype(fb.data_type()) => diffs.push(format!(
                 "field {} is {} instead of {}",
                 fa.name(),
                 fb.data_type(),
                 fa.data_type()
             )),
-            Ok(fb) if fa.is_nullable() != fb.is_nullable() => {
+            Some(fb) if fa.is_nullable() != fb.is_nullable() => {
                 diffs.push(format!("field {} differs in nullability", fa.name()))
             }
-            Ok(_) => {}
+            Some(_) => {}
         }
     }
     for fb in b.fields() {
-        if a.field_with_name(fb.name()).is_err() {
+        if !in_a.contains_key(fb.name()) {
             diffs.push(format!("field {} is extra", fb.name()));
         }
     }

@@ -26,7 +26,7 @@
 //! # Ok::<(), datafusion::error::DataFusionError>(())
 //! ```
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Cursor;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
@@ -300,11 +300,26 @@ fn to_array(values: &[ScalarValue], dt: &DataType) -> Result<ArrayRef> {
 #[derive(Debug)]
 pub(crate) struct ClusterIndex {
     batch: RecordBatch,
+    /// Column positions by name: statistics look up every field of a wide
+    /// table, which a scan of the schema per lookup makes quadratic.
+    by_name: HashMap<String, usize>,
 }
 
 impl ClusterIndex {
+    fn new(batch: RecordBatch) -> Self {
+        let by_name = batch
+            .schema_ref()
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(k, f)| (f.name().clone(), k))
+            .collect();
+        Self { batch, by_name }
+    }
+
     fn column(&self, name: &str, what: &str) -> Option<&ArrayRef> {
-        self.batch.column_by_name(&format!("{name}.{what}"))
+        let k = *self.by_name.get(&format!("{name}.{what}"))?;
+        self.batch.columns().get(k)
     }
 }
 
@@ -342,7 +357,7 @@ pub(crate) async fn load(
     {
         return None;
     }
-    Some(ClusterIndex { batch })
+    Some(ClusterIndex::new(batch))
 }
 
 /// Statistics of the clusters `clusters` of a file: exact entry counts,
@@ -394,6 +409,74 @@ fn quantized_statistics(
     )
 }
 
+/// A top-level floating-point field with a Real32Quant representation: the
+/// value range each of its representations guarantees (`None` for one that
+/// is not quantized).
+#[derive(Debug, Clone)]
+pub(crate) struct QuantizedField {
+    field_id: u32,
+    data_type: DataType,
+    ranges: Vec<Option<(f64, f64)>>,
+}
+
+/// The quantized top-level fields of `ntuple`, by name: found once per file
+/// so that statistics over thousands of fields look each one up in constant
+/// time.
+pub(crate) fn quantized_fields(ntuple: &crate::RNTuple) -> HashMap<String, QuantizedField> {
+    use crate::descriptor::ColumnType;
+    let descriptor = ntuple.descriptor();
+    let schema = &ntuple.mapping().schema;
+    let mut out = HashMap::new();
+    for &id in &descriptor.top_level {
+        let Some(field) = descriptor.fields.get(id as usize) else {
+            continue;
+        };
+        if !field.children.is_empty() || out.contains_key(&field.name) {
+            continue;
+        }
+        let ranges: Vec<Option<(f64, f64)>> = field
+            .representations
+            .iter()
+            .map(|columns| {
+                let [id] = columns.as_slice() else {
+                    return None;
+                };
+                let column = descriptor.columns.get(*id as usize)?;
+                let (lo, hi) = column.value_range?;
+                let ordered = lo.partial_cmp(&hi).is_some_and(|o| o.is_le());
+                if column.column_type != ColumnType::Real32Quant || !ordered {
+                    return None;
+                }
+                let deferred = column.first_element_index.is_some_and(|i| i != 0);
+                Some(if deferred {
+                    (lo.min(0.0), hi.max(0.0))
+                } else {
+                    (lo, hi)
+                })
+            })
+            .collect();
+        if ranges.iter().all(Option::is_none) {
+            continue;
+        }
+        let Ok(arrow) = schema.field_with_name(&field.name) else {
+            continue;
+        };
+        if !matches!(arrow.data_type(), DataType::Float32 | DataType::Float64) {
+            continue;
+        }
+        let data_type = arrow.data_type().clone();
+        out.insert(
+            field.name.clone(),
+            QuantizedField {
+                field_id: id,
+                data_type,
+                ranges,
+            },
+        );
+    }
+    out
+}
+
 /// Per-cluster bounds of a top-level floating-point field that the file
 /// itself gives: in a cluster whose active column representation is
 /// Real32Quant, every value lies within the column's value range (ROOT
@@ -405,42 +488,9 @@ fn quantized_bounds(
     name: &str,
     rows: &UInt64Array,
 ) -> Option<(ArrayRef, ArrayRef)> {
-    use crate::descriptor::ColumnType;
-    let data_type = meta.schema.field_with_name(name).ok()?.data_type().clone();
-    if !matches!(data_type, DataType::Float32 | DataType::Float64) {
-        return None;
-    }
-    let descriptor = meta.ntuple.descriptor();
-    let field = descriptor
-        .top_level
-        .iter()
-        .filter_map(|&id| descriptor.fields.get(id as usize))
-        .find(|f| f.name == name && f.children.is_empty())?;
-    let quantized: Vec<Option<(f64, f64)>> = field
-        .representations
-        .iter()
-        .map(|columns| {
-            let [id] = columns.as_slice() else {
-                return None;
-            };
-            let column = descriptor.columns.get(*id as usize)?;
-            let (lo, hi) = column.value_range?;
-            let ordered = lo.partial_cmp(&hi).is_some_and(|o| o.is_le());
-            if column.column_type != ColumnType::Real32Quant || !ordered {
-                return None;
-            }
-            let deferred = column.first_element_index.is_some_and(|i| i != 0);
-            let (lo, hi) = if deferred {
-                (lo.min(0.0), hi.max(0.0))
-            } else {
-                (lo, hi)
-            };
-            Some((lo, hi))
-        })
-        .collect();
-    if quantized.iter().all(Option::is_none) {
-        return None;
-    }
+    let quantized = meta.quantized.get(name)?;
+    let field = meta.ntuple.descriptor().field(quantized.field_id)?;
+    let data_type = &quantized.data_type;
     let bounds: Vec<Option<(f64, f64)>> = rows
         .values()
         .iter()
@@ -451,14 +501,14 @@ fn quantized_bounds(
                 .representations
                 .iter()
                 .position(|columns| columns.iter().all(|&c| cluster.column(c).is_some()))?;
-            quantized.get(active).copied().flatten()
+            quantized.ranges.get(active).copied().flatten()
         })
         .collect();
     // A float field's values are the doubles rounded to float, and rounding
     // keeps their order: the bounds are rounded the same way.
     let side = |pick: fn((f64, f64)) -> f64| {
         let bound = arrow_array::Float64Array::from_iter(bounds.iter().map(|b| b.map(pick)));
-        arrow::compute::cast(&bound, &data_type).ok()
+        arrow::compute::cast(&bound, data_type).ok()
     };
     Some((side(|(lo, _)| lo)?, side(|(_, hi)| hi)?))
 }

@@ -39,7 +39,10 @@ use super::RNTupleReadOptions;
 #[derive(Clone)]
 pub struct RNTupleSource {
     table_schema: TableSchema,
-    projection: SplitProjection,
+    /// The projection pushed into the scan; `None` reads every column.
+    /// Built only when pushed: splitting the identity projection of a table
+    /// of thousands of fields costs more than the rest of planning a scan.
+    projection: Option<SplitProjection>,
     options: RNTupleReadOptions,
     cache: Arc<MetadataCache>,
     metrics: ExecutionPlanMetricsSet,
@@ -54,7 +57,7 @@ impl RNTupleSource {
         cache: Arc<MetadataCache>,
     ) -> Self {
         Self {
-            projection: SplitProjection::unprojected(&table_schema),
+            projection: None,
             table_schema,
             options,
             cache,
@@ -66,17 +69,19 @@ impl RNTupleSource {
 
     /// The field paths the reader reads (`Jet.pt` for `get_field(Jet, 'pt')`).
     pub fn reader_paths(&self) -> Vec<String> {
-        let exprs: Vec<_> = self
-            .projection
-            .source
-            .iter()
-            .map(|p| p.expr.clone())
-            .collect();
-        reader_paths(
-            self.table_schema.file_schema(),
-            &self.projection.file_indices,
-            &exprs,
-        )
+        let schema = self.table_schema.file_schema();
+        let Some(projection) = &self.projection else {
+            return schema.fields().iter().map(|f| f.name().clone()).collect();
+        };
+        let exprs: Vec<_> = projection.source.iter().map(|p| p.expr.clone()).collect();
+        reader_paths(schema, &projection.file_indices, &exprs)
+    }
+
+    /// The projection of the scan, the identity when none was pushed.
+    fn split_projection(&self) -> SplitProjection {
+        self.projection
+            .clone()
+            .unwrap_or_else(|| SplitProjection::unprojected(&self.table_schema))
     }
 }
 
@@ -122,7 +127,7 @@ impl FileSource for RNTupleSource {
             &self.metrics,
             partition,
         );
-        ProjectionOpener::try_new(self.projection.clone(), Arc::new(opener), &file_schema)
+        ProjectionOpener::try_new(self.split_projection(), Arc::new(opener), &file_schema)
     }
 
     fn table_schema(&self) -> &TableSchema {
@@ -140,7 +145,7 @@ impl FileSource for RNTupleSource {
     }
 
     fn projection(&self) -> Option<&ProjectionExprs> {
-        Some(&self.projection.source)
+        self.projection.as_ref().map(|p| &p.source)
     }
 
     fn metrics(&self) -> &ExecutionPlanMetricsSet {
@@ -297,10 +302,14 @@ impl FileSource for RNTupleSource {
         projection: &ProjectionExprs,
     ) -> Result<Option<Arc<dyn FileSource>>> {
         let mut source = self.clone();
-        source.projection = SplitProjection::new(
+        let merged = match &self.projection {
+            Some(inner) => inner.source.try_merge(projection)?,
+            None => projection.clone(),
+        };
+        source.projection = Some(SplitProjection::new(
             self.table_schema.file_schema(),
-            &self.projection.source.try_merge(projection)?,
-        );
+            &merged,
+        ));
         Ok(Some(Arc::new(source)))
     }
 
@@ -308,7 +317,7 @@ impl FileSource for RNTupleSource {
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
     ) -> Result<TreeNodeRecursion> {
-        for p in self.projection.source.iter() {
+        for p in self.projection.iter().flat_map(|p| p.source.iter()) {
             if f(&p.expr)? == TreeNodeRecursion::Stop {
                 return Ok(TreeNodeRecursion::Stop);
             }

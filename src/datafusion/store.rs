@@ -176,6 +176,8 @@ pub(crate) struct NTupleMeta {
     pub positions: Vec<u64>,
     /// The sidecar index, when there is one that matches the file.
     pub(crate) index: Option<super::index::ClusterIndex>,
+    /// The top-level fields whose Real32Quant ranges bound their values.
+    pub(crate) quantized: HashMap<String, super::index::QuantizedField>,
     source: Arc<SparseSource>,
     /// Whether each cluster's pages are fetched before it is decoded: not
     /// for a small object held whole, nor for a local file, which `ntuple`
@@ -206,6 +208,7 @@ impl NTupleMeta {
             location: object.location.clone(),
             size: object.size,
             schema: ntuple.mapping().schema.clone(),
+            quantized: super::index::quantized_fields(&ntuple),
             ntuple,
             clusters,
             positions,
