@@ -194,7 +194,11 @@ pub struct Descriptor {
 
 impl Descriptor {
     /// Links header and footer into one validated descriptor.
-    pub fn new(header: HeaderEnvelope, footer: FooterEnvelope, version: [u16; 4]) -> Result<Self> {
+    pub fn new(
+        mut header: HeaderEnvelope,
+        mut footer: FooterEnvelope,
+        version: [u16; 4],
+    ) -> Result<Self> {
         crate::error::verify_checksum(
             "header checksum in the footer",
             0,
@@ -210,8 +214,8 @@ impl Descriptor {
         crate::envelope::check_feature_flags(&feature_flags)?;
 
         let mut builder = SchemaBuilder::default();
-        builder.add(&header.schema, false)?;
-        builder.add(&footer.extension, true)?;
+        builder.add(std::mem::take(&mut header.schema), false)?;
+        builder.add(std::mem::take(&mut footer.extension), true)?;
         let SchemaBuilder {
             mut fields,
             mut columns,
@@ -404,13 +408,15 @@ struct SchemaBuilder {
 }
 
 impl SchemaBuilder {
-    fn add(&mut self, schema: &SchemaDescription, from_extension: bool) -> Result<()> {
+    /// Adds the fields and columns of `schema`, taking its strings.
+    fn add(&mut self, schema: SchemaDescription, from_extension: bool) -> Result<()> {
         let what = if from_extension {
             "schema extension"
         } else {
             "header envelope"
         };
-        for record in &schema.fields {
+        self.fields.reserve(schema.fields.len());
+        for record in schema.fields {
             let id = u32::try_from(self.fields.len())
                 .map_err(|_| Error::malformed(what, 0, "too many fields"))?;
             let parent = if record.parent_id == id {
@@ -435,10 +441,10 @@ impl SchemaBuilder {
                 parent,
                 children: Vec::new(),
                 role: StructuralRole::from_code(record.structural_role),
-                name: record.name.clone(),
-                type_name: record.type_name.clone(),
-                type_alias: record.type_alias.clone(),
-                description: record.description.clone(),
+                name: record.name,
+                type_name: record.type_name,
+                type_alias: record.type_alias,
+                description: record.description,
                 field_version: record.field_version,
                 type_version: record.type_version,
                 array_size: record.array_size,
@@ -454,6 +460,7 @@ impl SchemaBuilder {
                 }
             }
         }
+        self.columns.reserve(schema.columns.len());
         for record in &schema.columns {
             let id = u32::try_from(self.columns.len())
                 .map_err(|_| Error::malformed(what, 0, "too many columns"))?;
@@ -504,8 +511,7 @@ impl SchemaBuilder {
                 .iter()
                 .map(|a| (a.physical_column_id, a.field_id)),
         );
-        self.extra_type_info
-            .extend(schema.extra_type_info.iter().cloned());
+        self.extra_type_info.extend(schema.extra_type_info);
         Ok(())
     }
 }
