@@ -166,16 +166,10 @@ fn schema_difference(a: &Schema, b: &Schema) -> Option<String> {
     }
     // Lookups by name: tables of thousands of wide files land here only
     // when a file differs.
-    let by_name = |s: &Schema| -> HashMap<String, FieldRef> {
-        s.fields()
-            .iter()
-            .map(|f| (f.name().clone(), f.clone()))
-            .collect()
-    };
-    let (in_a, in_b) = (by_name(a), by_name(b));
+    let (in_a, in_b) = (fields_by_name(a), fields_by_name(b));
     let mut diffs = Vec::new();
     for fa in a.fields() {
-        match in_b.get(fa.name()) {
+        match in_b.get(fa.name().as_str()) {
             None => diffs.push(format!("field {} is missing", fa.name())),
             Some(fb) if !fa.data_type().equals_datatype(fb.data_type()) => diffs.push(format!(
                 "field {} is {} instead of {}",
@@ -190,7 +184,7 @@ fn schema_difference(a: &Schema, b: &Schema) -> Option<String> {
         }
     }
     for fb in b.fields() {
-        if !in_a.contains_key(fb.name()) {
+        if !in_a.contains_key(fb.name().as_str()) {
             diffs.push(format!("field {} is extra", fb.name()));
         }
     }
@@ -203,6 +197,14 @@ fn schema_difference(a: &Schema, b: &Schema) -> Option<String> {
         diffs.push("the fields are in another order".to_string());
     }
     (!diffs.is_empty()).then(|| diffs.join(", "))
+}
+
+fn fields_by_name(schema: &Schema) -> HashMap<&str, &FieldRef> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| (f.name().as_str(), f))
+        .collect()
 }
 
 #[async_trait]
