@@ -7,8 +7,13 @@
 //!                 ─> decompress_into ─> decode_* ─> typed values appended
 //! ```
 //!
-//! A [`ColumnCursor`] keeps the last decompressed page, so consecutive
-//! batches that share a page fetch and decompress it once.
+//! Consecutive batches that share a page fetch and decompress it once.
+//! Numbers and offsets decode a page whole, from a buffer of the thread that
+//! stays warm in the cache, as soon as it is decompressed: a batch takes
+//! the part it needs, and the cursor keeps the rest, decoded, for the next
+//! batch (as a slice without a copy when it covers that batch, or as the
+//! start of its output). Other columns (bits, switches, string bytes) keep
+//! the decompressed page and decode the part each batch needs.
 
 // File input never panics: the parsers and decoders check every index and
 // length instead (tests may unwrap).
@@ -22,9 +27,12 @@
     )
 )]
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::Arc;
+
+use arrow_buffer::{ArrowNativeType, ScalarBuffer};
 
 use crate::checksum::xxh3_64;
 use crate::compression::{check_block, decompress_into_vec};
@@ -108,6 +116,26 @@ thread_local! {
     static STORED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
+thread_local! {
+    /// The decompressed bytes of a page decoded at once on this thread.
+    static DECOMPRESSED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Calls `f` with this thread's buffer for stored bytes (a fresh one if it
+/// is in use), and lets the buffer go if a large page grew it.
+fn with_stored<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    STORED.with(|stored| match stored.try_borrow_mut() {
+        Ok(mut scratch) => {
+            let result = f(&mut scratch);
+            if scratch.capacity() > MAX_KEPT_STORED_BYTES {
+                *scratch = Vec::new();
+            }
+            result
+        }
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
 /// A thread keeps its buffer of stored bytes for the next page up to this
 /// size; a larger one, read for an unusually large page, is let go.
 const MAX_KEPT_STORED_BYTES: usize = 16 << 20;
@@ -127,6 +155,9 @@ pub struct ColumnCursor {
     /// The current page of an index column decoded, for the batches that
     /// share it.
     decoded: DecodedIndex,
+    /// Values decoded past the end of the last read of
+    /// [`read_values_buffer`](Self::read_values_buffer), for the next one.
+    carry: Option<Carry>,
     /// Bytes materialised by the read in progress, against
     /// [`Limits::max_batch_bytes`].
     batch_bytes: u64,
@@ -178,6 +209,7 @@ impl ColumnCursor {
             starts,
             current: None,
             decoded: DecodedIndex::default(),
+            carry: None,
             batch_bytes: 0,
         })
     }
@@ -234,12 +266,12 @@ impl ColumnCursor {
         to_usize(n)
     }
 
-    /// Visits the pieces of `range`: runs of synthetic zeros and slices of
-    /// decompressed pages.
-    fn for_each_piece(
+    /// Visits the spans of `range`: a run of synthetic zeros, then the part
+    /// of each page that `range` covers, without loading any page.
+    fn for_each_span(
         &mut self,
         range: Range<u64>,
-        mut f: impl FnMut(Piece<'_>, &ColumnCoding) -> Result<()>,
+        mut f: impl FnMut(&mut Self, Span) -> Result<()>,
     ) -> Result<()> {
         self.check_range(&range)?;
         self.batch_bytes = 0;
@@ -252,7 +284,7 @@ impl ColumnCursor {
                 n.saturating_mul(u64::from(self.coding.bits_on_storage))
                     .div_ceil(8),
             )?;
-            f(Piece::Zeros(to_usize(n)?), &self.coding)?;
+            f(self, Span::Zeros(to_usize(n)?))?;
             at = zeros_end;
         }
         while at < range.end {
@@ -276,28 +308,85 @@ impl ColumnCursor {
                 }
                 continue;
             }
-            self.load(k)?;
             let stop = page_end.min(range.end);
-            let (n, offset) = self
-                .pages
-                .get(k)
-                .map_or((0, 0), |p| (p.n_elements as usize, p.locator.offset));
-            if let Some((_, bytes)) = &self.current {
-                let sub = to_usize(at - page_start)?..to_usize(stop - page_start)?;
-                f(
-                    Piece::Page {
-                        bytes,
-                        n,
-                        sub,
-                        offset,
-                        page: k,
-                    },
-                    &self.coding,
-                )?;
-            }
+            f(
+                self,
+                Span::Page {
+                    page: k,
+                    sub: to_usize(at - page_start)?..to_usize(stop - page_start)?,
+                },
+            )?;
             at = stop;
         }
         Ok(())
+    }
+
+    /// Visits the pieces of `range`: runs of synthetic zeros and slices of
+    /// decompressed pages, each page loaded into the cursor's own buffer.
+    fn for_each_piece(
+        &mut self,
+        range: Range<u64>,
+        mut f: impl FnMut(Piece<'_>, &ColumnCoding) -> Result<()>,
+    ) -> Result<()> {
+        self.for_each_span(range, |this, span| match span {
+            Span::Zeros(n) => f(Piece::Zeros(n), &this.coding),
+            Span::Page { page, sub, .. } => {
+                this.load(page)?;
+                let (n, offset) = this
+                    .pages
+                    .get(page)
+                    .map_or((0, 0), |p| (p.n_elements as usize, p.locator.offset));
+                match &this.current {
+                    Some((_, bytes)) => f(
+                        Piece::Page {
+                            bytes,
+                            n,
+                            sub,
+                            offset,
+                        },
+                        &this.coding,
+                    ),
+                    None => Ok(()),
+                }
+            }
+        })
+    }
+
+    /// Calls `f` with the decompressed bytes of page `k`, its element count
+    /// and its file offset. The bytes are the cursor's current page when it
+    /// is `k`; otherwise the page is decompressed into a buffer of the
+    /// thread, reused from page to page (and so warm in the cache), and not
+    /// kept: for callers that take all they need from the page at once.
+    fn with_page<R>(
+        &mut self,
+        k: usize,
+        f: impl FnOnce(&[u8], &ColumnCoding, usize, u64) -> Result<R>,
+    ) -> Result<R> {
+        let page = *self
+            .pages
+            .get(k)
+            .ok_or_else(|| Error::malformed("page list envelope", 0, "page index out of range"))?;
+        let (n, offset) = (page.n_elements as usize, page.locator.offset);
+        if let Some((c, bytes)) = &self.current {
+            if *c == k {
+                return f(bytes, &self.coding, n, offset);
+            }
+        }
+        let len = self.page_len(&page)?;
+        DECOMPRESSED.with(|cell| {
+            let mut fresh = Vec::new();
+            let mut borrowed = cell.try_borrow_mut();
+            let buf = match borrowed.as_deref_mut() {
+                Ok(buf) => buf,
+                Err(_) => &mut fresh,
+            };
+            with_stored(|stored| self.decompress_page(page, len, stored, buf))?;
+            let result = f(buf, &self.coding, n, offset);
+            if buf.capacity() > MAX_KEPT_STORED_BYTES {
+                *buf = Vec::new();
+            }
+            result
+        })
     }
 
     /// Counts `bytes` more against the batch limit.
@@ -315,15 +404,8 @@ impl ColumnCursor {
         Ok(())
     }
 
-    /// Makes page `k` the current, decompressed page.
-    fn load(&mut self, k: usize) -> Result<()> {
-        if matches!(&self.current, Some((c, _)) if *c == k) {
-            return Ok(());
-        }
-        let page = *self
-            .pages
-            .get(k)
-            .ok_or_else(|| Error::malformed("page list envelope", 0, "page index out of range"))?;
+    /// The uncompressed size of `page`, within the page limit.
+    fn page_len(&self, page: &PageRecord) -> Result<u64> {
         let bits = u64::from(self.coding.bits_on_storage);
         let len = (u64::from(page.n_elements) * bits).div_ceil(8);
         if len > self.source.limits.max_page_bytes {
@@ -333,45 +415,52 @@ impl ColumnCursor {
                 limit: self.source.limits.max_page_bytes,
             });
         }
-        // The stored bytes are needed only until the page is decompressed,
-        // so they go to one buffer per thread rather than one per column.
-        let buf = STORED.with(|stored| match stored.try_borrow_mut() {
-            Ok(mut scratch) => {
-                let result = self.decompress_page(page, len, &mut scratch);
-                if scratch.capacity() > MAX_KEPT_STORED_BYTES {
-                    *scratch = Vec::new();
-                }
-                result
-            }
-            Err(_) => self.decompress_page(page, len, &mut Vec::new()),
-        })?;
+        Ok(len)
+    }
+
+    /// Makes page `k` the current, decompressed page.
+    fn load(&mut self, k: usize) -> Result<()> {
+        if matches!(&self.current, Some((c, _)) if *c == k) {
+            return Ok(());
+        }
+        let page = *self
+            .pages
+            .get(k)
+            .ok_or_else(|| Error::malformed("page list envelope", 0, "page index out of range"))?;
+        let len = self.page_len(&page)?;
+        let mut buf = match std::mem::take(&mut self.current) {
+            Some((_, b)) => b,
+            None => self.source.buffers.take(),
+        };
+        with_stored(|stored| self.decompress_page(page, len, stored, &mut buf))?;
         self.current = Some((k, buf));
         Ok(())
     }
 
-    /// Reads, verifies and decompresses `page`, reading the stored bytes
-    /// into `scratch`; returns the page's `len` bytes.
+    /// Reads, verifies and decompresses `page` into `buf` (`len` bytes),
+    /// reading the stored bytes into `stored`.
     fn decompress_page(
         &mut self,
         page: PageRecord,
         len: u64,
-        scratch: &mut Vec<u8>,
-    ) -> Result<Vec<u8>> {
+        stored: &mut Vec<u8>,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
         let offset = page.locator.offset;
-        let stored = page.locator.size + if page.has_checksum { 8 } else { 0 };
+        let size = page.locator.size + if page.has_checksum { 8 } else { 0 };
         // A page and its checksum may be split over several keys.
         let data = read_blob_reusing(
             self.source.source.as_ref(),
             offset,
-            stored,
+            size,
             self.source.max_key_size,
-            scratch,
+            stored,
         )?;
-        if data.len() as u64 != stored {
+        if data.len() as u64 != size {
             return Err(Error::malformed(
                 "page",
                 offset,
-                format!("read {} bytes, expected {stored}", data.len()),
+                format!("read {} bytes, expected {size}", data.len()),
             ));
         }
         let (compressed, checksum) = data.split_at(page.locator.size as usize);
@@ -387,14 +476,9 @@ impl ColumnCursor {
         // of that size exists.
         check_block(compressed, len_usize, offset)?;
         self.charge("decompressed pages of a batch", len)?;
-        let mut buf = match std::mem::take(&mut self.current) {
-            Some((_, b)) => b,
-            None => self.source.buffers.take(),
-        };
         // Every byte is overwritten by the decompression (or the copy of an
         // uncompressed page), so the buffer is not cleared first.
-        decompress_into_vec(compressed, len_usize, &mut buf, offset)?;
-        Ok(buf)
+        decompress_into_vec(compressed, len_usize, buf, offset)
     }
 
     fn context(&self) -> String {
@@ -425,6 +509,100 @@ impl ColumnCursor {
         .with_context(|| ctx)
     }
 
+    /// The values of `range`, converted to `T`. Each page is decompressed
+    /// into a buffer of the thread and decoded at once: the part `range`
+    /// needs goes to the output, and the rest of the page, decoded too, is
+    /// kept for the next read. That read, when it starts where this one
+    /// ended, takes the kept values without decoding again: as a slice,
+    /// without a copy, when they cover it, or else as the start of its
+    /// output, which is sized for a batch like this one to grow into.
+    pub fn read_values_buffer<T: NativeType + ArrowNativeType>(
+        &mut self,
+        range: Range<u64>,
+    ) -> Result<ScalarBuffer<T>> {
+        let ctx = self.context();
+        self.read_values_carried(range).with_context(|| ctx)
+    }
+
+    fn read_values_carried<T: NativeType + ArrowNativeType>(
+        &mut self,
+        range: Range<u64>,
+    ) -> Result<ScalarBuffer<T>> {
+        let n = self.checked_len(&range, std::mem::size_of::<T>())?;
+        let mut out: Vec<T> = Vec::new();
+        if let Some(carry) = self.carry.take() {
+            if carry.start == range.start {
+                match carry.values.downcast::<Vec<T>>() {
+                    Ok(kept) if kept.len() >= n => {
+                        return Ok(self.take_from(ScalarBuffer::from(*kept), range.start, n));
+                    }
+                    Ok(kept) => out = *kept,
+                    Err(values) => {
+                        if let Ok(kept) = values.downcast::<ScalarBuffer<T>>() {
+                            if kept.len() >= n {
+                                return Ok(self.take_from(*kept, range.start, n));
+                            }
+                            out = Vec::with_capacity(n);
+                            out.extend_from_slice(&kept);
+                        }
+                    }
+                }
+            }
+        }
+        out.reserve(n - out.len());
+        let at = range.start + out.len() as u64;
+        // Room for a next batch of about this one's size, for the rest of
+        // the last page to grow into.
+        let room = n.saturating_add(n / 8);
+        let mut carry = None;
+        self.for_each_span(at..range.end, |this, span| match span {
+            Span::Zeros(k) => {
+                out.resize(out.len() + k, T::default());
+                Ok(())
+            }
+            Span::Page { page, sub, .. } => this.with_page(page, |bytes, coding, len, offset| {
+                encoding::decode_values_in(coding, bytes, len, sub.clone(), offset, &mut out)?;
+                if sub.end < len {
+                    let rest = len - sub.end;
+                    let mut kept: Vec<T> = Vec::with_capacity(rest.max(room));
+                    encoding::decode_values_in(
+                        coding,
+                        bytes,
+                        len,
+                        sub.end..len,
+                        offset,
+                        &mut kept,
+                    )?;
+                    carry = Some(Carry {
+                        start: range.end,
+                        values: Box::new(kept),
+                    });
+                }
+                Ok(())
+            }),
+        })?;
+        self.carry = carry;
+        Ok(ScalarBuffer::from(out))
+    }
+
+    /// The first `n` of the kept values `kept` (which start at element
+    /// `start`), without a copy; the rest stays kept.
+    fn take_from<T: ArrowNativeType>(
+        &mut self,
+        kept: ScalarBuffer<T>,
+        start: u64,
+        n: usize,
+    ) -> ScalarBuffer<T> {
+        let rest = kept.len() - n;
+        if rest > 0 {
+            self.carry = Some(Carry {
+                start: start + n as u64,
+                values: Box::new(kept.slice(n, rest)),
+            });
+        }
+        kept.slice(0, n)
+    }
+
     /// Visits the collection end offsets of `range` (cluster-relative), in
     /// order, as slices. Each page is decoded once, into a buffer kept for
     /// the batches that share the page, and the slices are taken from it:
@@ -432,28 +610,24 @@ impl ColumnCursor {
     pub fn for_each_index(&mut self, range: Range<u64>, mut f: impl FnMut(&[u64])) -> Result<()> {
         let mut decoded = std::mem::take(&mut self.decoded);
         let ctx = self.context();
-        let result = self.for_each_piece(range, |piece, coding| match piece {
-            Piece::Zeros(n) => {
+        let result = self.for_each_span(range, |this, span| match span {
+            Span::Zeros(n) => {
                 f(&vec![0; n]);
                 Ok(())
             }
-            Piece::Page {
-                bytes,
-                n,
-                sub,
-                offset,
-                page,
-            } => {
+            Span::Page { page, sub, .. } => {
                 if decoded.page != Some(page) {
                     decoded.page = None;
                     decoded.values.clear();
-                    encoding::decode_index(coding, bytes, n, offset, &mut decoded.values)?;
+                    this.with_page(page, |bytes, coding, n, offset| {
+                        encoding::decode_index(coding, bytes, n, offset, &mut decoded.values)
+                    })?;
                     decoded.page = Some(page);
                 }
                 let ends = decoded.values.get(sub).ok_or_else(|| {
                     Error::malformed(
                         "page",
-                        offset,
+                        this.pages.get(page).map_or(0, |p| p.locator.offset),
                         "index page holds fewer elements than listed",
                     )
                 })?;
@@ -535,6 +709,19 @@ struct DecodedIndex {
     values: Vec<u64>,
 }
 
+/// Decoded values of a page past the end of a read, from element `start`
+/// of the cluster on: a `Vec<T>` or a `ScalarBuffer<T>` of the reader's `T`.
+struct Carry {
+    start: u64,
+    values: Box<dyn Any + Send>,
+}
+
+impl std::fmt::Debug for Carry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Carry").field("start", &self.start).finish()
+    }
+}
+
 enum Piece<'a> {
     Zeros(usize),
     Page {
@@ -542,7 +729,16 @@ enum Piece<'a> {
         n: usize,
         sub: Range<usize>,
         offset: u64,
+    },
+}
+
+/// A part of a range, before any page is loaded.
+enum Span {
+    Zeros(usize),
+    /// Elements `sub` of page `page`.
+    Page {
         page: usize,
+        sub: Range<usize>,
     },
 }
 

@@ -88,6 +88,14 @@ impl SharedReads {
         }
     }
 
+    /// No reads yet, for another batch of the same readers.
+    pub fn empty_like(&self) -> Self {
+        Self {
+            columns: self.columns.clone(),
+            slots: Mutex::default(),
+        }
+    }
+
     /// The value of `key`, read by `read` the first time. A second reader of
     /// the same key waits for the first one rather than decoding again.
     /// `read` never consults the shared reads itself, so waits cannot form
@@ -388,13 +396,8 @@ impl NodeReader {
         where
             T::Native: NativeType,
         {
-            let n = cursor.checked_len(&range, std::mem::size_of::<T::Native>())?;
-            let mut out: Vec<T::Native> = Vec::with_capacity(n);
-            cursor.read_values(range, &mut out)?;
-            Ok(Arc::new(PrimitiveArray::<T>::new(
-                ScalarBuffer::from(out),
-                None,
-            )))
+            let values = cursor.read_values_buffer::<T::Native>(range)?;
+            Ok(Arc::new(PrimitiveArray::<T>::new(values, None)))
         }
         let cursor = self.cursor(0)?;
         match leaf {
@@ -467,8 +470,12 @@ impl NodeReader {
                     base
                 }
             };
+            let after = ends.get(1..).unwrap_or_default();
             increasing &= ends.first().is_none_or(|&e| e >= last)
-                & ends.windows(2).fold(true, |ok, w| ok & (w[0] <= w[1]));
+                & ends
+                    .iter()
+                    .zip(after)
+                    .fold(true, |ok, (a, b)| ok & (a <= b));
             last = ends.last().copied().unwrap_or(last);
             offsets.extend(ends.iter().map(|&e| e.wrapping_sub(base) as i32));
         })?;

@@ -5,12 +5,12 @@ use std::ops::Range;
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
+use arrow_array::{RecordBatch, RecordBatchOptions, RecordBatchReader};
 use arrow_schema::{ArrowError, Schema, SchemaRef};
-use rayon::prelude::*;
 
 use super::ntuple::RNTuple;
-use crate::arrow::assemble::{NodeReader, SharedReads};
+use super::pipeline::{BatchRanges, Pipeline};
+use crate::arrow::assemble::NodeReader;
 use crate::arrow::schema::project;
 use crate::arrow::FieldNode;
 use crate::descriptor::{ClusterDescriptor, Descriptor};
@@ -46,6 +46,7 @@ pub struct RNTupleReaderBuilder {
     entry_range: Option<Range<u64>>,
     clusters: Option<Vec<u64>>,
     clusters_in_flight: usize,
+    batches_ahead: Option<usize>,
     batch_size: usize,
     limit: Option<u64>,
     limits: Limits,
@@ -61,6 +62,7 @@ impl RNTupleReaderBuilder {
             entry_range: None,
             clusters: None,
             clusters_in_flight: 1,
+            batches_ahead: None,
             batch_size: DEFAULT_BATCH_SIZE,
             limit: None,
             limits: ntuple.limits(),
@@ -139,6 +141,19 @@ impl RNTupleReaderBuilder {
         self
     }
 
+    /// Lets each field decode up to `n` batches past the one the consumer
+    /// waits for. Fields (top-level fields, each on the rayon pool) run
+    /// ahead of each other this way instead of meeting at the end of every
+    /// batch, and decoding goes on while the consumer works on a batch;
+    /// memory holds up to `n` more batches. With 0, batches are decoded one
+    /// at a time on the consumer's thread. By default, 2, or 0 for batches
+    /// so small (entries times fields) that handing them to the pool costs
+    /// more than decoding them.
+    pub fn with_batches_ahead(mut self, n: usize) -> Self {
+        self.batches_ahead = Some(n);
+        self
+    }
+
     /// Stops after `n` entries.
     pub fn with_limit(mut self, n: u64) -> Self {
         self.limit = Some(n);
@@ -188,6 +203,7 @@ impl RNTupleReaderBuilder {
             plan: plan.into_iter(),
             current: None,
             clusters_in_flight: self.clusters_in_flight,
+            batches_ahead: self.batches_ahead,
             in_flight: VecDeque::new(),
         })
     }
@@ -205,6 +221,7 @@ pub struct RNTupleRecordBatchReader {
     /// The cluster being read, when clusters are read one at a time.
     current: Option<ClusterState>,
     clusters_in_flight: usize,
+    batches_ahead: Option<usize>,
     /// The clusters being decoded on threads of their own, in entry order.
     in_flight: VecDeque<ClusterThread>,
 }
@@ -218,13 +235,11 @@ struct ClusterThread {
     thread: std::thread::JoinHandle<()>,
 }
 
-/// The readers of one cluster and the part of it still to read.
+/// The batches of one cluster still to read.
 #[derive(Debug)]
 struct ClusterState {
     id: u64,
-    readers: Vec<NodeReader>,
-    next: u64,
-    end: u64,
+    batches: Pipeline,
 }
 
 impl ClusterState {
@@ -234,6 +249,8 @@ impl ClusterState {
         nodes: &[FieldNode],
         cluster: &ClusterDescriptor,
         range: Range<u64>,
+        batch_size: u64,
+        batches_ahead: Option<usize>,
     ) -> Result<Self> {
         let readers = nodes
             .iter()
@@ -242,22 +259,17 @@ impl ClusterState {
             .with_context(|| format!("cluster {}", cluster.id))?;
         Ok(Self {
             id: cluster.id,
-            readers,
-            next: range.start,
-            end: range.end,
+            batches: Pipeline::new(readers, BatchRanges::new(range, batch_size), batches_ahead),
         })
     }
 
     /// The next batch of this cluster, `None` at its end.
-    fn next_batch(&mut self, schema: &SchemaRef, batch_size: u64) -> Result<Option<RecordBatch>> {
-        if self.next >= self.end {
+    fn next_batch(&mut self, schema: &SchemaRef) -> Result<Option<RecordBatch>> {
+        let Some((range, columns)) = self.batches.take() else {
             return Ok(None);
-        }
-        let range = self.next..(self.next + batch_size).min(self.end);
-        self.next = range.end;
+        };
         let id = self.id;
-        let columns = read_batch(&mut self.readers, range.clone())
-            .with_context(|| format!("cluster {id}"))?;
+        let columns = columns.with_context(|| format!("cluster {id}"))?;
         let options =
             RecordBatchOptions::new().with_row_count(Some((range.end - range.start) as usize));
         Ok(Some(RecordBatch::try_new_with_options(
@@ -277,7 +289,7 @@ impl RNTupleRecordBatchReader {
         }
         loop {
             if let Some(state) = &mut self.current {
-                if let Some(batch) = state.next_batch(&self.schema, self.batch_size)? {
+                if let Some(batch) = state.next_batch(&self.schema)? {
                     return Ok(Some(batch));
                 }
                 self.current = None;
@@ -292,6 +304,8 @@ impl RNTupleRecordBatchReader {
                 &self.nodes,
                 &cluster,
                 range,
+                self.batch_size,
+                self.batches_ahead,
             )?);
         }
     }
@@ -343,11 +357,20 @@ impl RNTupleRecordBatchReader {
         let nodes = self.nodes.clone();
         let schema = self.schema.clone();
         let batch_size = self.batch_size;
+        let ahead = self.batches_ahead;
         let id = cluster.id;
         let thread = std::thread::Builder::new()
             .name(format!("rntuple-cluster-{id}"))
             .spawn(move || {
-                let state = ClusterState::open(&descriptor, &pages, &nodes, &cluster, range);
+                let state = ClusterState::open(
+                    &descriptor,
+                    &pages,
+                    &nodes,
+                    &cluster,
+                    range,
+                    batch_size,
+                    ahead,
+                );
                 let mut state = match state {
                     Ok(state) => state,
                     Err(e) => {
@@ -356,7 +379,7 @@ impl RNTupleRecordBatchReader {
                     }
                 };
                 loop {
-                    let batch = state.next_batch(&schema, batch_size).transpose();
+                    let batch = state.next_batch(&schema).transpose();
                     let Some(batch) = batch else { return };
                     let failed = batch.is_err();
                     if tx.send(batch).is_err() || failed {
@@ -380,31 +403,6 @@ impl RNTupleRecordBatchReader {
         }
         Ok(out)
     }
-}
-
-/// Reads `range` of every field, fields in parallel. Projected fields come
-/// second, so that they find the columns they alias already decoded by their
-/// source fields (when those are read too) instead of decoding them again.
-fn read_batch(readers: &mut [NodeReader], range: Range<u64>) -> Result<Vec<ArrayRef>> {
-    let shared = SharedReads::new(readers);
-    let mut columns: Vec<Option<ArrayRef>> = vec![None; readers.len()];
-    for projections in [false, true] {
-        let arrays = readers
-            .par_iter_mut()
-            .enumerate()
-            .filter(|(_, r)| r.is_projection() == projections)
-            .map(|(k, r)| Ok((k, r.read(range.clone(), &shared)?)))
-            .collect::<Result<Vec<_>>>()?;
-        for (k, array) in arrays {
-            if let Some(slot) = columns.get_mut(k) {
-                *slot = Some(array);
-            }
-        }
-    }
-    columns
-        .into_iter()
-        .map(|c| c.ok_or_else(|| Error::InvalidArgument("internal: a field was not read".into())))
-        .collect()
 }
 
 impl Iterator for RNTupleRecordBatchReader {

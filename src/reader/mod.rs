@@ -12,10 +12,12 @@
 //! ```
 //!
 //! Page lists are read on first use, per cluster group. Batches never
-//! straddle clusters; the top-level fields of a batch decode in parallel.
+//! straddle clusters. The top-level fields decode in parallel, each running
+//! up to two batches ahead of the consumer (see `pipeline`).
 
 mod builder;
 mod ntuple;
+mod pipeline;
 #[cfg(feature = "async")]
 mod stream;
 

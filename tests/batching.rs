@@ -1,0 +1,198 @@
+//! Batches of any size give the same values: a read cut into batches, in
+//! whatever way, concatenates to the read of each cluster in one batch.
+//!
+//! Pages are decoded whole and their values past the end of a batch are
+//! kept for the next batch (handed out without a copy where they cover it),
+//! and fields run ahead of each other by a batch or two: these tests cut
+//! every fixture at sizes that make batches end inside pages, on page
+//! boundaries and across several pages.
+
+mod common;
+
+use arrow::compute::concat_batches;
+use arrow_array::RecordBatch;
+use common::{corpus_dir, data_dir};
+use rntuple::RNTupleFile;
+
+/// The batches of every RNTuple of `path`, read `batch_size` entries at a
+/// time, concatenated per cluster and in all.
+fn read_all(
+    path: &std::path::Path,
+    batch_size: usize,
+    ahead: Option<usize>,
+) -> Vec<(String, RecordBatch)> {
+    let file = RNTupleFile::open(path).unwrap();
+    let mut out = Vec::new();
+    for info in file.ntuples() {
+        let mut builder = file.reader_builder(Some(&info.path)).unwrap();
+        if let Some(n) = ahead {
+            builder = builder.with_batches_ahead(n);
+        }
+        let schema = builder.schema().clone();
+        let batches = builder
+            .with_batch_size(batch_size)
+            .build()
+            .unwrap()
+            .collect_batches()
+            .unwrap();
+        out.push((info.path, concat_batches(&schema, &batches).unwrap()));
+    }
+    out
+}
+
+fn fixtures() -> Vec<std::path::PathBuf> {
+    let mut paths: Vec<_> = std::fs::read_dir(data_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "root"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() > 10, "fixtures in {}", data_dir().display());
+    paths
+}
+
+#[test]
+fn every_batch_size_gives_the_same_values() {
+    for path in fixtures() {
+        let whole = read_all(&path, usize::MAX, Some(0));
+        let entries: usize = whole.iter().map(|(_, b)| b.num_rows()).sum();
+        for batch_size in [1, 3, 7, 64, 1000, 4096] {
+            if entries / batch_size > 100_000 {
+                continue; // millions of one-entry batches say nothing more
+            }
+            // On the consumer's thread, and with fields running ahead.
+            for ahead in [Some(0), Some(1), Some(3), None] {
+                let cut = read_all(&path, batch_size, ahead);
+                assert_eq!(
+                    cut,
+                    whole,
+                    "{} in batches of {batch_size}, {ahead:?} ahead",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
+/// The same on the corpus's files, where pages hold thousands of values
+/// and clusters many pages: batches end inside pages, exactly on them, and
+/// span several.
+#[test]
+fn corpus_files_read_alike_in_any_batch_size() {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("skipped: no corpus (../shared/corpus or RNTUPLE_CORPUS)");
+        return;
+    };
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "root"))
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() < 64 << 20))
+        .collect();
+    paths.sort();
+    for path in paths {
+        // Files this reader refuses (their own tests say why) are not the
+        // subject here.
+        let Ok(file) = RNTupleFile::open(&path) else {
+            continue;
+        };
+        if file.ntuples().is_empty() {
+            continue;
+        }
+        let whole = read_all(&path, usize::MAX, None);
+        for batch_size in [777, 8192, 65_536] {
+            let cut = read_all(&path, batch_size, None);
+            assert_eq!(cut, whole, "{} in batches of {batch_size}", path.display());
+        }
+    }
+}
+
+/// A read consumed on a thread of the rayon pool, even a pool of one thread,
+/// runs its fields there instead of waiting for the pool.
+#[test]
+fn a_read_consumed_inside_the_pool_finishes() {
+    let path = data_dir().join("clusters.root");
+    let whole = read_all(&path, usize::MAX, None);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    for ahead in [None, Some(0), Some(2)] {
+        let inside = pool.install(|| read_all(&path, 7, ahead));
+        assert_eq!(inside, whole, "{ahead:?} ahead");
+    }
+}
+
+/// Stopping early, after a batch whose values are kept in part for the
+/// next, leaves nothing running: the reader drops cleanly, and a new read
+/// gives the same first batches.
+#[test]
+fn stopping_early_and_reading_again() {
+    let path = data_dir().join("clusters.root");
+    let file = RNTupleFile::open(&path).unwrap();
+    let first = |n: usize| {
+        let mut reader = file
+            .reader_builder(None)
+            .unwrap()
+            .with_batch_size(5)
+            .with_batches_ahead(2)
+            .build()
+            .unwrap();
+        (0..n)
+            .map(|_| reader.next_batch().unwrap().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let two = first(2);
+    let three = first(3);
+    assert_eq!(two[..], three[..2]);
+}
+
+/// A page that fails to decode, late in the file, fails the batch that
+/// needs it: every batch before comes out whole and equal to a clean read's,
+/// however far other fields had run ahead, and the read ends there.
+#[test]
+fn a_bad_page_fails_its_batch_and_no_earlier_one() {
+    let bytes = std::fs::read(data_dir().join("clusters.root")).unwrap();
+    let clean = RNTupleFile::from_bytes(bytes.clone()).unwrap();
+    let ntuple = clean.ntuple(None).unwrap();
+    let clusters = ntuple.clusters().unwrap();
+    let last = clusters.last().unwrap();
+    let page = ntuple
+        .descriptor()
+        .columns
+        .iter()
+        .filter_map(|c| last.column(c.id))
+        .filter_map(|range| range.pages.last())
+        .max_by_key(|p| p.locator.offset)
+        .unwrap();
+    let mut bad = bytes.clone();
+    let at = (page.locator.offset + page.locator.size / 2) as usize;
+    bad[at] ^= 0x55;
+    let read = |file: &RNTupleFile, ahead: usize| {
+        let reader = file
+            .reader_builder(None)
+            .unwrap()
+            .with_batch_size(7)
+            .with_batches_ahead(ahead)
+            .build()
+            .unwrap();
+        reader.collect::<Vec<_>>()
+    };
+    let good = read(&clean, 0);
+    let bad = RNTupleFile::from_bytes(bad).unwrap();
+    for ahead in [0, 1, 4] {
+        let broken = read(&bad, ahead);
+        let failed = broken.iter().position(|b| b.is_err()).expect("an error");
+        assert!(failed > 0, "the bad page is in the last cluster");
+        assert_eq!(broken.len(), failed + 1, "the read ends at the error");
+        for (k, batch) in broken[..failed].iter().enumerate() {
+            assert_eq!(
+                batch.as_ref().unwrap(),
+                good[k].as_ref().unwrap(),
+                "batch {k}, {ahead} ahead"
+            );
+        }
+        let err = broken[failed].as_ref().unwrap_err().to_string();
+        assert!(err.contains("checksum"), "{err}");
+    }
+}
