@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --example scan -- FILE.root [NTUPLE] [--batch-size N] [--columns a,b]
-//!     [--clusters-in-flight N] [--decompress-only | --decode-pages] [--mmap]
+//!     [--clusters-in-flight N] [--batches-ahead N] [--decompress-only | --decode-pages] [--mmap]
 //! ```
 //!
 //! Prints one line of JSON: entries, batches, the bytes of the Arrow arrays
@@ -36,6 +36,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut mmap = false;
     let mut columns: Option<Vec<String>> = None;
     let mut in_flight = 1;
+    let mut ahead = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--decompress-only" => pages_only = Some(PagesOnly::Decompress),
@@ -46,6 +47,9 @@ fn main() -> Result<(), Box<dyn Error>> {
                 let list = args.next().ok_or("--columns a,b")?;
                 columns = Some(list.split(',').map(str::to_string).collect());
             }
+            "--batches-ahead" => {
+                ahead = Some(args.next().ok_or("--batches-ahead N")?.parse()?);
+            }
             "--clusters-in-flight" => {
                 in_flight = args.next().ok_or("--clusters-in-flight N")?.parse()?;
             }
@@ -55,7 +59,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     let path = path.ok_or(
         "usage: scan FILE.root [NTUPLE] [--batch-size N] [--columns a,b] \
-         [--clusters-in-flight N] [--decompress-only | --decode-pages] [--mmap]",
+         [--clusters-in-flight N] [--batches-ahead N] [--decompress-only | --decode-pages] \
+         [--mmap]",
     )?;
 
     let start = Instant::now();
@@ -75,6 +80,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
         if let Some(n) = batch_size {
             builder = builder.with_batch_size(n);
+        }
+        if let Some(n) = ahead {
+            builder = builder.with_batches_ahead(n);
         }
         let mut summary = Summary::default();
         for batch in builder.build()? {

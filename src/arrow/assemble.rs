@@ -346,13 +346,16 @@ impl NodeReader {
             }
             NodeKind::Cardinality { wide } => {
                 let (offsets, _) = self.read_offsets(range, shared)?;
-                let sizes = offsets.windows(2).map(|w| (w[1] - w[0]) as u64);
+                // Offsets are non-decreasing (read_offsets checks), so the
+                // differences are sizes; pairs of slices vectorise.
+                let ends = offsets.get(1..).unwrap_or_default();
+                let sizes = ends.iter().zip(offsets.iter()).map(|(&b, &a)| b - a);
                 if wide {
-                    Ok(Arc::new(UInt64Array::from_iter_values(sizes)))
+                    let sizes: Vec<u64> = sizes.map(|s| s as u64).collect();
+                    Ok(Arc::new(UInt64Array::new(sizes.into(), None)))
                 } else {
-                    Ok(Arc::new(UInt32Array::from_iter_values(
-                        sizes.map(|s| s as u32),
-                    )))
+                    let sizes: Vec<u32> = sizes.map(|s| s as u32).collect();
+                    Ok(Arc::new(UInt32Array::new(sizes.into(), None)))
                 }
             }
             NodeKind::Wrapper(_) => self.child(0)?.read(range, shared),

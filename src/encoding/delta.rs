@@ -64,6 +64,30 @@ impl<S: Delta> RunningSum<S> {
     }
 }
 
+impl RunningSum<u64> {
+    /// Appends the values of byte-wide deltas to `out`.
+    #[inline]
+    pub(crate) fn extend_narrow(&mut self, deltas: &[u8], out: &mut Vec<u64>) {
+        let mut sum = self.sum;
+        out.extend(deltas.iter().map(|&d| {
+            sum = sum.wrapping_add(u64::from(d));
+            sum
+        }));
+        self.sum = sum;
+    }
+}
+
+/// The low byte plane of the split page `src` of `n` values, when every
+/// other plane is zero: the deltas are then these bytes.
+pub(crate) fn narrow_split(src: &[u8], n: usize) -> Option<&[u8]> {
+    let (low, high) = src.split_at_checked(n)?;
+    // Whole chunks OR-ed together vectorise; a non-zero chunk stops early.
+    let zero = high
+        .chunks(4096)
+        .all(|chunk| chunk.iter().fold(0u8, |acc, &b| acc | b) == 0);
+    zero.then_some(low)
+}
+
 /// The deltas of `values`: the first as is, then the differences.
 pub(crate) fn deltas<S: Delta>(values: &[S]) -> impl Iterator<Item = S> + Clone + '_ {
     let previous = std::iter::once(S::default()).chain(values.iter().copied());
@@ -90,6 +114,21 @@ mod tests {
         sum.extend(&[1, 2], &mut out);
         sum.extend(&[3], &mut out);
         assert_eq!(out, [1, 3, 6]);
+    }
+
+    #[test]
+    fn narrow_pages_take_the_low_plane() {
+        // Deltas [3, 2, 0, 4] split in 32 bits: the upper planes are zero.
+        let page = [3, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        assert_eq!(narrow_split(&page, 4), Some(&page[..4]));
+        let mut out = Vec::new();
+        RunningSum::<u64>::default().extend_narrow(&page[..4], &mut out);
+        assert_eq!(out, [3, 5, 5, 9]);
+        // A delta of 256 has a byte in the second plane.
+        let mut wide = page;
+        wide[5] = 1;
+        assert_eq!(narrow_split(&wide, 4), None);
+        assert_eq!(narrow_split(&page[..3], 4), None);
     }
 
     #[test]

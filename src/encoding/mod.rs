@@ -389,6 +389,16 @@ pub fn decode_index(
     use ColumnType as C;
     coding.check_page(src.len(), n, offset)?;
     fn sum<S: Delta>(src: &[u8], n: usize, out: &mut Vec<u64>) {
+        // A 32-bit sum of fewer than 2^24 byte-wide deltas cannot wrap.
+        let narrow = (S::SIZE == 8 || n < 1 << 24)
+            .then(|| delta::narrow_split(src, n))
+            .flatten();
+        if let Some(deltas) = narrow {
+            // Collections of fewer than 256 elements per entry: only the
+            // low byte plane holds anything.
+            RunningSum::<u64>::default().extend_narrow(deltas, out);
+            return;
+        }
         let mut running = RunningSum::<S>::default();
         split::for_each_block::<S>(src, n, |block| running.extend(block, out));
     }
