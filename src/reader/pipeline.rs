@@ -257,7 +257,7 @@ impl Inner {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Makes room for batch `k` (at most [`BATCHES_AHEAD`] past `taken`).
+    /// Makes room for batch `k` (at most `ahead` past `taken`).
     fn ensure_slot(&self, state: &mut State, k: usize) {
         while state.taken + state.slots.len() <= k {
             let n = self.lanes.len();
