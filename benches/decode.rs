@@ -120,17 +120,25 @@ fn offsets(c: &mut Criterion) {
             end
         })
         .collect();
+    // The same steps on a page that starts a million elements into its
+    // cluster: a wide first delta.
+    let later: Vec<u64> = ends.iter().map(|e| e + 1_000_000).collect();
     let mut group = c.benchmark_group("decode/index");
     group.throughput(Throughput::Elements(N as u64));
-    for (name, t) in [
-        ("Index32", ColumnType::Index32),
-        ("SplitIndex32 (delta)", ColumnType::SplitIndex32),
-        ("Index64", ColumnType::Index64),
-        ("SplitIndex64 (delta)", ColumnType::SplitIndex64),
+    for (name, t, ends) in [
+        ("Index32", ColumnType::Index32, &ends),
+        ("SplitIndex32 (delta)", ColumnType::SplitIndex32, &ends),
+        ("Index64", ColumnType::Index64, &ends),
+        ("SplitIndex64 (delta)", ColumnType::SplitIndex64, &ends),
+        (
+            "SplitIndex64 (delta, later page)",
+            ColumnType::SplitIndex64,
+            &later,
+        ),
     ] {
         let coding = ColumnCoding::new(t);
         let mut page = Vec::new();
-        encode_index(&coding, &ends, &mut page).expect("encodable");
+        encode_index(&coding, ends, &mut page).expect("encodable");
         let mut out = Vec::with_capacity(N);
         group.bench_function(BenchmarkId::from_parameter(name), |b| {
             b.iter(|| {

@@ -604,23 +604,34 @@ impl ColumnCursor {
     }
 
     /// Visits the collection end offsets of `range` (cluster-relative), in
-    /// order, as slices. Each page is decoded once, into a buffer kept for
-    /// the batches that share the page, and the slices are taken from it:
+    /// order, as slices, each with whether its offsets are known not to
+    /// decrease. Each page is decoded once, into a buffer kept for the
+    /// batches that share the page, and the slices are taken from it:
     /// index pages are delta-coded, so a part of one cannot be decoded alone.
-    pub fn for_each_index(&mut self, range: Range<u64>, mut f: impl FnMut(&[u64])) -> Result<()> {
+    pub fn for_each_index(
+        &mut self,
+        range: Range<u64>,
+        mut f: impl FnMut(&[u64], bool),
+    ) -> Result<()> {
         let mut decoded = std::mem::take(&mut self.decoded);
         let ctx = self.context();
         let result = self.for_each_span(range, |this, span| match span {
             Span::Zeros(n) => {
-                f(&vec![0; n]);
+                f(&vec![0; n], true);
                 Ok(())
             }
             Span::Page { page, sub, .. } => {
                 if decoded.page != Some(page) {
                     decoded.page = None;
                     decoded.values.clear();
-                    this.with_page(page, |bytes, coding, n, offset| {
-                        encoding::decode_index(coding, bytes, n, offset, &mut decoded.values)
+                    decoded.ordered = this.with_page(page, |bytes, coding, n, offset| {
+                        encoding::decode_index_ordered(
+                            coding,
+                            bytes,
+                            n,
+                            offset,
+                            &mut decoded.values,
+                        )
                     })?;
                     decoded.page = Some(page);
                 }
@@ -631,7 +642,7 @@ impl ColumnCursor {
                         "index page holds fewer elements than listed",
                     )
                 })?;
-                f(ends);
+                f(ends, decoded.ordered);
                 Ok(())
             }
         });
@@ -707,6 +718,8 @@ struct DecodedIndex {
     /// holds, if any.
     page: Option<usize>,
     values: Vec<u64>,
+    /// Whether `values` are known not to decrease.
+    ordered: bool,
 }
 
 /// Decoded values of a page past the end of a read, from element `start`

@@ -456,10 +456,11 @@ impl NodeReader {
         }
         let mut last = 0u64;
         let mut increasing = true;
-        // One pass over each decoded slice: checked to be non-decreasing,
-        // then made relative to the range's start. The subtraction may wrap
-        // here; the checks below reject the batch before it is used.
-        cursor.for_each_index(first..range.end, |mut ends| {
+        // Each decoded slice is checked to be non-decreasing (unless its
+        // page is known to be), then made relative to the range's start.
+        // The subtraction may wrap here; the checks below reject the batch
+        // before it is used.
+        cursor.for_each_index(first..range.end, |mut ends, ordered| {
             let base = match start {
                 Some(base) => base,
                 None => {
@@ -473,12 +474,8 @@ impl NodeReader {
                     base
                 }
             };
-            let after = ends.get(1..).unwrap_or_default();
             increasing &= ends.first().is_none_or(|&e| e >= last)
-                & ends
-                    .iter()
-                    .zip(after)
-                    .fold(true, |ok, (a, b)| ok & (a <= b));
+                & (ordered || crate::encoding::non_decreasing(ends));
             last = ends.last().copied().unwrap_or(last);
             offsets.extend(ends.iter().map(|&e| e.wrapping_sub(base) as i32));
         })?;

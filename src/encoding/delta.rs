@@ -65,6 +65,11 @@ impl<S: Delta> RunningSum<S> {
 }
 
 impl RunningSum<u64> {
+    /// A sum that starts at `sum`.
+    pub(crate) fn starting_at(sum: u64) -> Self {
+        Self { sum }
+    }
+
     /// Appends the values of byte-wide deltas to `out`.
     #[inline]
     pub(crate) fn extend_narrow(&mut self, deltas: &[u8], out: &mut Vec<u64>) {
@@ -77,15 +82,29 @@ impl RunningSum<u64> {
     }
 }
 
-/// The low byte plane of the split page `src` of `n` values, when every
-/// other plane is zero: the deltas are then these bytes.
-pub(crate) fn narrow_split(src: &[u8], n: usize) -> Option<&[u8]> {
-    let (low, high) = src.split_at_checked(n)?;
-    // Whole chunks OR-ed together vectorise; a non-zero chunk stops early.
-    let zero = high
-        .chunks(4096)
-        .all(|chunk| chunk.iter().fold(0u8, |acc, &b| acc | b) == 0);
-    zero.then_some(low)
+/// A split page of `n` deltas of type `S` whose deltas past the first fit
+/// a byte: the first delta, whole, and the low byte plane, whose bytes past
+/// the first are the other deltas. Offset pages look like this: the first
+/// delta is the page's first end offset in the cluster, the others are the
+/// sizes of entries' collections.
+pub(crate) fn narrow_split<S: Delta>(src: &[u8], n: usize) -> Option<(u64, &[u8])> {
+    if n == 0 || src.len() != n.checked_mul(S::SIZE)? {
+        return None;
+    }
+    let (low, high) = src.split_at(n);
+    let mut first = u64::from(*low.first()?);
+    for (plane, bytes) in high.chunks_exact(n).enumerate() {
+        let (&head, rest) = bytes.split_first()?;
+        first |= u64::from(head) << (8 * (plane + 1));
+        // Whole chunks OR-ed together vectorise; a non-zero chunk stops early.
+        let zero = rest
+            .chunks(4096)
+            .all(|chunk| chunk.iter().fold(0u8, |acc, &b| acc | b) == 0);
+        if !zero {
+            return None;
+        }
+    }
+    Some((first, low))
 }
 
 /// The deltas of `values`: the first as is, then the differences.
@@ -120,15 +139,30 @@ mod tests {
     fn narrow_pages_take_the_low_plane() {
         // Deltas [3, 2, 0, 4] split in 32 bits: the upper planes are zero.
         let page = [3, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-        assert_eq!(narrow_split(&page, 4), Some(&page[..4]));
+        assert_eq!(narrow_split::<u32>(&page, 4), Some((3, &page[..4])));
         let mut out = Vec::new();
         RunningSum::<u64>::default().extend_narrow(&page[..4], &mut out);
         assert_eq!(out, [3, 5, 5, 9]);
-        // A delta of 256 has a byte in the second plane.
+        // A later delta of 256 has a byte in the second plane.
         let mut wide = page;
         wide[5] = 1;
-        assert_eq!(narrow_split(&wide, 4), None);
-        assert_eq!(narrow_split(&page[..3], 4), None);
+        assert_eq!(narrow_split::<u32>(&wide, 4), None);
+        wide[5] = 0;
+        wide[15] = 1;
+        assert_eq!(narrow_split::<u32>(&wide, 4), None);
+        // The first delta may be wide: a page that starts past the
+        // cluster's first entries.
+        let mut later = page;
+        later[0] = 0x34;
+        later[4] = 0x12;
+        later[12] = 0x01;
+        assert_eq!(
+            narrow_split::<u32>(&later, 4),
+            Some((0x0100_1234, &later[..4]))
+        );
+        assert_eq!(narrow_split::<u64>(&later, 2), None);
+        assert_eq!(narrow_split::<u32>(&page[..3], 4), None);
+        assert_eq!(narrow_split::<u32>(&[], 0), None);
     }
 
     #[test]

@@ -386,22 +386,47 @@ pub fn decode_index(
     offset: u64,
     out: &mut Vec<u64>,
 ) -> Result<()> {
+    decode_index_ordered(coding, src, n, offset, out).map(|_| ())
+}
+
+/// Like [`decode_index`], and tells whether the offsets appended are
+/// non-decreasing, as offsets of a valid page are. Pages of byte-wide
+/// deltas are known to be so without looking at their values again.
+pub(crate) fn decode_index_ordered(
+    coding: &ColumnCoding,
+    src: &[u8],
+    n: usize,
+    offset: u64,
+    out: &mut Vec<u64>,
+) -> Result<bool> {
     use ColumnType as C;
     coding.check_page(src.len(), n, offset)?;
-    fn sum<S: Delta>(src: &[u8], n: usize, out: &mut Vec<u64>) {
-        // A 32-bit sum of fewer than 2^24 byte-wide deltas cannot wrap.
-        let narrow = (S::SIZE == 8 || n < 1 << 24)
-            .then(|| delta::narrow_split(src, n))
-            .flatten();
-        if let Some(deltas) = narrow {
-            // Collections of fewer than 256 elements per entry: only the
-            // low byte plane holds anything.
-            RunningSum::<u64>::default().extend_narrow(deltas, out);
-            return;
+    fn sum<S: Delta>(src: &[u8], n: usize, out: &mut Vec<u64>) -> bool {
+        // Collections of fewer than 256 elements per entry: past the first
+        // delta, only the low byte plane holds anything. The sum must not
+        // pass the column's width, where its own sum would wrap: below
+        // that, a sum of bytes never decreases.
+        let limit = if S::SIZE == 8 {
+            u64::MAX
+        } else {
+            u64::from(u32::MAX)
+        };
+        let narrow = delta::narrow_split::<S>(src, n).filter(|&(first, _)| {
+            first
+                .checked_add(255 * n as u64)
+                .is_some_and(|m| m <= limit)
+        });
+        if let Some((first, low)) = narrow {
+            out.push(first);
+            RunningSum::starting_at(first).extend_narrow(low.get(1..).unwrap_or_default(), out);
+            return true;
         }
+        let from = out.len();
         let mut running = RunningSum::<S>::default();
         split::for_each_block::<S>(src, n, |block| running.extend(block, out));
+        non_decreasing(out.get(from..).unwrap_or_default())
     }
+    let from = out.len();
     match coding.column_type {
         C::Index32 => {
             out.reserve(n);
@@ -415,15 +440,25 @@ pub fn decode_index(
         }
         C::SplitIndex32 => {
             out.reserve(n);
-            sum::<u32>(src, n, out);
+            return Ok(sum::<u32>(src, n, out));
         }
         C::SplitIndex64 => {
             out.reserve(n);
-            sum::<u64>(src, n, out);
+            return Ok(sum::<u64>(src, n, out));
         }
         other => return Err(cannot_read(other, "offsets")),
     }
-    Ok(())
+    Ok(non_decreasing(out.get(from..).unwrap_or_default()))
+}
+
+/// Whether `values` never decrease: pairs compared side by side, so the
+/// loop vectorises.
+pub(crate) fn non_decreasing(values: &[u64]) -> bool {
+    let after = values.get(1..).unwrap_or_default();
+    values
+        .iter()
+        .zip(after)
+        .fold(true, |ok, (a, b)| ok & (a <= b))
 }
 
 /// Decodes the `n` elements of one page `src` of a Switch column, appending

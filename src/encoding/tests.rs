@@ -697,6 +697,31 @@ fn index_columns() {
     let mut out = Vec::new();
     decode_index(&coding(C::SplitIndex32), &page, 2, 0, &mut out).unwrap();
     assert_eq!(out, [u32::MAX as u64, 1]);
+    // A page past the cluster's first entries: a wide first end offset,
+    // then small steps (the low byte plane alone), and the same near
+    // 2^32, where a SplitIndex32 sum wraps.
+    for (column_type, start) in [
+        (C::SplitIndex32, 1_000_000u64),
+        (C::SplitIndex64, 1 << 40),
+        (C::SplitIndex32, u32::MAX as u64 - 300),
+    ] {
+        let steps = [0u64, 4, 255, 0, 1, 200];
+        let mut offsets: Vec<u64> = steps
+            .iter()
+            .scan(start, |end, &k| {
+                *end += k;
+                Some(*end)
+            })
+            .collect();
+        let mut page = Vec::new();
+        encode_index(&coding(column_type), &offsets, &mut page).unwrap();
+        if column_type == C::SplitIndex32 {
+            offsets.iter_mut().for_each(|o| *o &= u64::from(u32::MAX));
+        }
+        let mut out = Vec::new();
+        decode_index(&coding(column_type), &page, offsets.len(), 0, &mut out).unwrap();
+        assert_eq!(out, offsets, "{column_type} from {start}");
+    }
     // Each page sums from zero.
     let mut out = Vec::new();
     decode_index(
