@@ -941,3 +941,60 @@ fn parts_of_boolean_pages_equal_the_parts_of_whole_pages() {
         "only {checked} column types read as booleans"
     );
 }
+
+#[test]
+fn offsets_said_to_be_ordered_are() {
+    // Pages of byte-sized steps after a first offset anywhere in the
+    // column's range, with now and then a wide byte: whenever the decoder
+    // says the offsets never decrease, they do not, and they are the same
+    // as the general running sum gives.
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for round in 0..2000 {
+        let column_type = if round % 2 == 0 {
+            C::SplitIndex32
+        } else {
+            C::SplitIndex64
+        };
+        let width = if column_type == C::SplitIndex32 { 4 } else { 8 };
+        let n = 1 + (next() % 40) as usize;
+        let mut page = vec![0u8; n * width];
+        // The first delta, whole: small, large, or near the top of the width.
+        for plane in 0..width {
+            page[plane * n] = match round % 3 {
+                0 => 0,
+                1 => next() as u8,
+                _ => 0xFF,
+            };
+        }
+        page[0] = next() as u8;
+        for i in 1..n {
+            page[i] = next() as u8;
+            if next() % 50 == 0 {
+                page[(1 + (next() as usize) % (width - 1)) * n + i] = next() as u8;
+            }
+        }
+        let mut out = Vec::new();
+        let ordered = decode_index_ordered(&coding(column_type), &page, n, 0, &mut out).unwrap();
+        let mut wide = Vec::new();
+        if width == 4 {
+            let mut sum = delta::RunningSum::<u32>::default();
+            split::for_each_block::<u32>(&page, n, |block| sum.extend(block, &mut wide));
+        } else {
+            let mut sum = delta::RunningSum::<u64>::default();
+            split::for_each_block::<u64>(&page, n, |block| sum.extend(block, &mut wide));
+        }
+        assert_eq!(out, wide, "round {round}");
+        if ordered {
+            assert!(
+                out.windows(2).all(|w| w[0] <= w[1]),
+                "round {round}: {out:?}"
+            );
+        }
+    }
+}
