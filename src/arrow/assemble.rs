@@ -474,8 +474,13 @@ impl NodeReader {
                     base
                 }
             };
+            let after = ends.get(1..).unwrap_or_default();
             increasing &= ends.first().is_none_or(|&e| e >= last)
-                & (ordered || crate::encoding::non_decreasing(ends));
+                & (ordered
+                    || ends
+                        .iter()
+                        .zip(after)
+                        .fold(true, |ok, (a, b)| ok & (a <= b)));
             last = ends.last().copied().unwrap_or(last);
             offsets.extend(ends.iter().map(|&e| e.wrapping_sub(base) as i32));
         })?;

@@ -389,9 +389,9 @@ pub fn decode_index(
     decode_index_ordered(coding, src, n, offset, out).map(|_| ())
 }
 
-/// Like [`decode_index`], and tells whether the offsets appended are
-/// non-decreasing, as offsets of a valid page are. Pages of byte-wide
-/// deltas are known to be so without looking at their values again.
+/// Like [`decode_index`], and tells whether the offsets appended are known
+/// not to decrease without looking at them again: true for pages whose
+/// deltas past the first are bytes, false (unknown) for the others.
 pub(crate) fn decode_index_ordered(
     coding: &ColumnCoding,
     src: &[u8],
@@ -413,7 +413,7 @@ pub(crate) fn decode_index_ordered(
         };
         let narrow = delta::narrow_split::<S>(src, n).filter(|&(first, _)| {
             first
-                .checked_add(255 * n as u64)
+                .checked_add((n as u64).saturating_mul(255))
                 .is_some_and(|m| m <= limit)
         });
         if let Some((first, low)) = narrow {
@@ -421,12 +421,10 @@ pub(crate) fn decode_index_ordered(
             RunningSum::starting_at(first).extend_narrow(low.get(1..).unwrap_or_default(), out);
             return true;
         }
-        let from = out.len();
         let mut running = RunningSum::<S>::default();
         split::for_each_block::<S>(src, n, |block| running.extend(block, out));
-        non_decreasing(out.get(from..).unwrap_or_default())
+        false
     }
-    let from = out.len();
     match coding.column_type {
         C::Index32 => {
             out.reserve(n);
@@ -448,17 +446,7 @@ pub(crate) fn decode_index_ordered(
         }
         other => return Err(cannot_read(other, "offsets")),
     }
-    Ok(non_decreasing(out.get(from..).unwrap_or_default()))
-}
-
-/// Whether `values` never decrease: pairs compared side by side, so the
-/// loop vectorises.
-pub(crate) fn non_decreasing(values: &[u64]) -> bool {
-    let after = values.get(1..).unwrap_or_default();
-    values
-        .iter()
-        .zip(after)
-        .fold(true, |ok, (a, b)| ok & (a <= b))
+    Ok(false)
 }
 
 /// Decodes the `n` elements of one page `src` of a Switch column, appending

@@ -833,15 +833,19 @@ fn decoding_appends() {
     assert_eq!(out, [7, 1, 2, 1, 2]);
 }
 
-#[test]
-fn arbitrary_bytes_never_panic() {
-    let mut seed = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = move || {
+/// A xorshift generator of test bytes and sizes, from `seed` (not zero).
+fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
         seed
-    };
+    }
+}
+
+#[test]
+fn arbitrary_bytes_never_panic() {
+    let mut next = xorshift(0x2545_F491_4F6C_DD1D);
     for column_type in all_types() {
         let c = coding(column_type);
         for n in [0usize, 1, 3, 64, 65, 200] {
@@ -948,13 +952,7 @@ fn offsets_said_to_be_ordered_are() {
     // column's range, with now and then a wide byte: whenever the decoder
     // says the offsets never decrease, they do not, and they are the same
     // as the general running sum gives.
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
     for round in 0..2000 {
         let column_type = if round % 2 == 0 {
             C::SplitIndex32

@@ -13,6 +13,7 @@
 //! A thin shell over the library. Every error is one line on stderr,
 //! `rntuple: <what went wrong and where>`, and a non-zero exit.
 
+mod allocator;
 mod index;
 mod inspect;
 mod read;
@@ -25,33 +26,6 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::util::CliResult;
-
-// Batches of about the same sizes are allocated and freed over and over.
-// On glibc the system allocator serves them best once its large blocks stay
-// in its heap (not mapped and unmapped each time) and freed memory is not
-// handed back at once: then the same pages are written again instead of
-// fresh ones the kernel must map and clear. Against mimalloc, on the
-// 2,000,000-event benchmark file: Q5 0.559 -> 0.478 s, Q8 1.560 -> 1.335 s,
-// a full decode 0.151 -> 0.141 s with 69 MB peak RSS instead of 94 MB
-// (BENCHMARKS.md). Elsewhere, mimalloc.
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// Keeps allocations up to 32 MiB in glibc's heap and up to 256 MiB of
-/// freed memory in the process (see above).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn tune_allocator() {
-    // SAFETY: mallopt only sets parameters of glibc's malloc; it is called
-    // first thing in main, before any other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn tune_allocator() {}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -265,7 +239,7 @@ fn run(cli: Cli) -> CliResult {
 }
 
 fn main() -> ExitCode {
-    tune_allocator();
+    allocator::tune();
     // A bug must still end in one line, not a panic report.
     std::panic::set_hook(Box::new(|info| {
         let payload = info
