@@ -6,9 +6,9 @@
 
 Each SPEC is ``[ENV=VALUE ...|]BINARY[:ARGS]``; the first one is the floor the
 others are compared with. Every round runs each SPEC once, in turn, as a fresh
-process under ``/usr/bin/time``. Printed per SPEC: the median wall time the
+process. Printed per SPEC: the median wall time the
 binary reports, the median over rounds of (floor time / this time) in the same
-round, and the median peak RSS and page faults. The VM's speed drifts, so only
+round, and the median peak RSS, page faults and CPU time (user + system). The VM's speed drifts, so only
 the per-round ratios compare across SPECs.
 """
 
@@ -24,13 +24,17 @@ def run(spec, path):
     binary, _, args = rest.partition(":")
     env = dict(os.environ)
     env.update(kv.split("=", 1) for kv in env_part.split())
-    proc = subprocess.run(
-        ["/usr/bin/time", "-f", "%M %R", binary, path, *args.split()],
-        capture_output=True, text=True, env=env, check=True,
+    proc = subprocess.Popen(
+        [binary, path, *args.split()], stdout=subprocess.PIPE, text=True, env=env,
     )
-    seconds = json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
-    rss_kb, faults = proc.stderr.strip().splitlines()[-1].split()
-    return seconds, int(rss_kb) // 1024, int(faults)
+    stdout = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.exit(f"{spec} failed with exit code {proc.returncode}")
+    seconds = json.loads(stdout.strip().splitlines()[-1])["seconds"]
+    cpu = usage.ru_utime + usage.ru_stime
+    return seconds, usage.ru_maxrss // 1024, usage.ru_minflt, cpu
 
 
 def main():
@@ -41,14 +45,15 @@ def main():
     for _ in range(rounds):
         for spec in specs:
             results[spec].append(run(spec, path))
-    floor = [seconds for seconds, _, _ in results[specs[0]]]
+    floor = [r[0] for r in results[specs[0]]]
     for spec in specs:
         seconds = [r[0] for r in results[spec]]
         ratio = statistics.median(f / s for f, s in zip(floor, seconds))
         rss = statistics.median(r[1] for r in results[spec])
         faults = statistics.median(r[2] for r in results[spec])
+        cpu = statistics.median(r[3] for r in results[spec])
         print(f"{spec:60s} {statistics.median(seconds):.4f} s  floor/this {ratio:.3f}  "
-              f"{rss:.0f} MB  {faults:.0f} faults")
+              f"{rss:.0f} MB  {faults:.0f} faults  {cpu:.3f} s CPU")
 
 
 if __name__ == "__main__":
