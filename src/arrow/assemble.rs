@@ -502,7 +502,12 @@ impl NodeReader {
                 self.path
             )));
         }
-        Ok((OffsetBuffer::new(ScalarBuffer::from(offsets)), start..last))
+        // SAFETY: the offsets start at 0 (the first end is at least `start`),
+        // do not decrease (checked above) and end at `last - start`, which
+        // fits an i32; `OffsetBuffer::new` would check the order again, one
+        // offset at a time.
+        let offsets = unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) };
+        Ok((offsets, start..last))
     }
 
     fn read_union(
