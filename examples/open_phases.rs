@@ -7,14 +7,15 @@
 //! Repeats, ITERATIONS times (200 by default): make a session, register FILE
 //! as `events`, plan QUERY (by default a `SELECT` of three NanoAOD columns)
 //! into a logical plan, then into a physical plan; and prints the mean time
-//! of each phase. Uses the allocator of the `rntuple` command (mimalloc).
+//! of each phase. Uses the allocator of the `rntuple` command.
 
 use std::time::{Duration, Instant};
 
 use rntuple::datafusion::{session_context, RNTupleReadOptions, SessionContextExt};
 
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// The `rntuple` command's allocator.
+#[path = "../src/bin/rntuple/allocator.rs"]
+mod allocator;
 
 const PHASES: [&str; 4] = [
     "session",
@@ -24,6 +25,7 @@ const PHASES: [&str; 4] = [
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    allocator::tune();
     let mut args = std::env::args().skip(1);
     let path = args
         .next()
