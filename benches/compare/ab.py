@@ -6,10 +6,10 @@
 
 Each SPEC is ``[ENV=VALUE ...|]BINARY[:ARGS]``; the first one is the floor the
 others are compared with. Every round runs each SPEC once, in turn, as a fresh
-process. Printed per SPEC: the median wall time the
-binary reports, the median over rounds of (floor time / this time) in the same
-round, and the median peak RSS, page faults and CPU time (user + system). The VM's speed drifts, so only
-the per-round ratios compare across SPECs.
+process. Printed per SPEC: the median wall time the binary reports, the median
+over rounds of (floor time / this time) in the same round, and the median peak
+RSS, page faults and CPU time (user + system, from ``wait4``). The VM's speed
+drifts, so only the per-round ratios compare across SPECs.
 """
 
 import json
@@ -29,9 +29,10 @@ def run(spec, path):
     )
     stdout = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        sys.exit(f"{spec} failed with exit code {proc.returncode}")
+    # Reaped here, so Popen must not wait for it again.
+    proc.returncode = code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit(f"{spec} failed with exit code {code}")
     seconds = json.loads(stdout.strip().splitlines()[-1])["seconds"]
     cpu = usage.ru_utime + usage.ru_stime
     return seconds, usage.ru_maxrss // 1024, usage.ru_minflt, cpu
