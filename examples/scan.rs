@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! cargo run --release --example scan -- FILE.root [NTUPLE] [--batch-size N] [--columns a,b]
-//!     [--clusters-in-flight N] [--batches-ahead N] [--decompress-only | --decode-pages] [--mmap]
+//!     [--clusters-in-flight N] [--batches-ahead N] [--decompress-only | --decode-pages]
+//!     [--verify] [--mmap]
 //! ```
 //!
 //! Prints one line of JSON: entries, batches, the bytes of the Arrow arrays
@@ -11,7 +12,9 @@
 //! decodes nothing: the floor that a full decode is measured against.
 //! `--decode-pages` does the same and also decodes each page on its own into
 //! a vector of its values, dropped at once: what the decoding kernels cost
-//! when nothing is kept, sliced or assembled into batches.
+//! when nothing is kept, sliced or assembled into batches. With either,
+//! `--verify` also checks each page's XXH3 checksum first, as the reader
+//! does.
 //! The file is read with positioned reads (so the resident memory is what
 //! the read holds); `--mmap` maps it instead.
 
@@ -35,6 +38,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut batch_size = None;
     let mut pages_only = None;
     let mut mmap = false;
+    let mut verify = false;
     let mut columns: Option<Vec<String>> = None;
     let mut in_flight = 1;
     let mut ahead = None;
@@ -43,6 +47,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             "--decompress-only" => pages_only = Some(PagesOnly::Decompress),
             "--decode-pages" => pages_only = Some(PagesOnly::Decode),
             "--mmap" => mmap = true,
+            "--verify" => verify = true,
             "--batch-size" => batch_size = Some(args.next().ok_or("--batch-size N")?.parse()?),
             "--columns" => {
                 let list = args.next().ok_or("--columns a,b")?;
@@ -61,7 +66,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let path = path.ok_or(
         "usage: scan FILE.root [NTUPLE] [--batch-size N] [--columns a,b] \
          [--clusters-in-flight N] [--batches-ahead N] [--decompress-only | --decode-pages] \
-         [--mmap]",
+         [--verify] [--mmap]",
     )?;
 
     let start = Instant::now();
@@ -71,7 +76,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         RNTupleFile::open(&path)?
     };
     let summary = if let Some(what) = pages_only {
-        pages_all(&file, ntuple.as_deref(), what)?
+        pages_all(&file, ntuple.as_deref(), what, verify)?
     } else {
         let mut builder = file
             .reader_builder(ntuple.as_deref())?
@@ -98,6 +103,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         "{{\"mode\": \"{}\", \"entries\": {}, \"batches\": {}, \"bytes\": {}, \"seconds\": {:.6}}}",
         match pages_only {
             None => "decode",
+            Some(PagesOnly::Decompress) if verify => "decompress-verified",
             Some(PagesOnly::Decompress) => "decompress",
             Some(PagesOnly::Decode) => "decode-pages",
         },
@@ -166,12 +172,13 @@ fn decode_page(
 }
 
 /// Reads and decompresses every page of the RNTuple, in parallel over all
-/// pages of a cluster, decodes it if `what` says so, and throws the bytes
-/// away.
+/// pages of a cluster, verifies its checksum first if `verify`, decodes it
+/// if `what` says so, and throws the bytes away.
 fn pages_all(
     file: &RNTupleFile,
     ntuple: Option<&str>,
     what: PagesOnly,
+    verify: bool,
 ) -> Result<Summary, Box<dyn Error>> {
     let ntuple = file.ntuple(ntuple)?;
     let descriptor = ntuple.descriptor();
@@ -195,18 +202,34 @@ fn pages_all(
             .map_init(
                 || (Vec::new(), Vec::new()),
                 |(stored, out), (column, page, len)| {
+                    let checked = verify && page.has_checksum;
                     let data = read_blob_reusing(
                         pages.source.as_ref(),
                         page.locator.offset,
-                        page.locator.size,
+                        page.locator.size + if checked { 8 } else { 0 },
                         pages.max_key_size,
                         stored,
                     )?;
+                    let data: &[u8] = &data;
+                    let data = if checked {
+                        let (data, sum) = data.split_at(data.len().saturating_sub(8));
+                        let expected = sum.try_into().map(u64::from_le_bytes).unwrap_or(0);
+                        if twox_hash::XxHash3_64::oneshot(data) != expected {
+                            return Err(rntuple::Error::malformed(
+                                "page",
+                                page.locator.offset,
+                                "checksum mismatch",
+                            ));
+                        }
+                        data
+                    } else {
+                        data
+                    };
                     if out.len() < *len {
                         out.resize(*len, 0);
                     }
                     out.truncate(*len);
-                    decompress_into(&data, out, page.locator.offset)?;
+                    decompress_into(data, out, page.locator.offset)?;
                     if what == PagesOnly::Decode {
                         decode_page(column, page, out)?;
                     }
