@@ -44,7 +44,7 @@ pub mod page;
 pub mod reader;
 
 pub use error::{Error, Result};
-pub use page::Limits;
+pub use page::{Limits, ReadStats};
 #[cfg(feature = "async")]
 pub use reader::RNTupleRecordBatchStream;
 pub use reader::{

@@ -30,6 +30,7 @@
 use std::any::Any;
 use std::cell::RefCell;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arrow_buffer::{ArrowNativeType, ScalarBuffer};
@@ -75,6 +76,34 @@ pub struct PageSource {
     pub limits: Limits,
     /// Page buffers of finished cursors, for the next ones.
     pub buffers: Arc<BufferPool>,
+    /// The pages the cursors have read so far.
+    pub stats: Arc<ReadStats>,
+}
+
+/// The pages a read has taken from its source: how many were decompressed
+/// (a page read twice counts twice) and their stored bytes, checksums
+/// included.
+#[derive(Debug, Default)]
+pub struct ReadStats {
+    pages: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl ReadStats {
+    /// Pages read and decompressed.
+    pub fn pages(&self) -> u64 {
+        self.pages.load(Ordering::Relaxed)
+    }
+
+    /// Stored bytes of those pages.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    fn record(&self, bytes: u64) {
+        self.pages.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
 }
 
 /// Page buffers handed from the cursors of one cluster to those of the
@@ -463,6 +492,7 @@ impl ColumnCursor {
                 format!("read {} bytes, expected {size}", data.len()),
             ));
         }
+        self.source.stats.record(size);
         let (compressed, checksum) = data.split_at(page.locator.size as usize);
         if page.has_checksum {
             let mut b = [0u8; 8];

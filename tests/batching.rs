@@ -196,3 +196,58 @@ fn a_bad_page_fails_its_batch_and_no_earlier_one() {
         assert!(err.contains("checksum"), "{err}");
     }
 }
+
+/// A read counts each page it decompresses, once: a whole read takes every
+/// page of the columns it reads, in any batch size, and a read of the first
+/// entry takes no more than the first page of each column.
+#[test]
+fn a_read_takes_each_page_once() {
+    let file = RNTupleFile::open(data_dir().join("clusters.root")).unwrap();
+    let ntuple = file.ntuple(None).unwrap();
+    let descriptor = ntuple.descriptor();
+    let clusters = ntuple.clusters().unwrap();
+    let pages = clusters.iter().flat_map(|cluster| {
+        descriptor
+            .columns
+            .iter()
+            .filter_map(|column| cluster.column(column.id))
+            .flat_map(|range| range.pages.iter())
+    });
+    let (n_pages, n_bytes) = pages.fold((0, 0), |(n, bytes), page| {
+        let len = page.locator.size + if page.has_checksum { 8 } else { 0 };
+        (n + 1, bytes + len)
+    });
+    assert!(
+        n_pages > clusters.len() as u64,
+        "the fixture has several pages per cluster"
+    );
+    for batch_size in [1, 7, 100, 65_536] {
+        let mut reader = file
+            .reader_builder(None)
+            .unwrap()
+            .with_batch_size(batch_size)
+            .build()
+            .unwrap();
+        while reader.next_batch().unwrap().is_some() {}
+        let stats = reader.read_stats();
+        assert_eq!(stats.pages(), n_pages, "batches of {batch_size}");
+        assert_eq!(stats.bytes(), n_bytes, "batches of {batch_size}");
+    }
+    let mut first = file
+        .reader_builder(None)
+        .unwrap()
+        .with_limit(1)
+        .build()
+        .unwrap();
+    while first.next_batch().unwrap().is_some() {}
+    let columns = descriptor
+        .columns
+        .iter()
+        .filter(|column| clusters[0].column(column.id).is_some())
+        .count() as u64;
+    let read = first.read_stats().pages();
+    assert!(
+        (1..=columns).contains(&read),
+        "{read} pages for one entry, {columns} columns"
+    );
+}

@@ -26,7 +26,7 @@ use object_store::ObjectStore;
 
 use super::index;
 use super::source::clusters_of;
-use super::store::{fetch_cluster, fetch_misses, page_ranges, MetadataCache, NTupleMeta};
+use super::store::{fetch_cluster, fetch_misses, MetadataCache, NTupleMeta};
 use super::RNTupleReadOptions;
 use crate::error::Error;
 use crate::RNTupleReaderBuilder;
@@ -234,12 +234,16 @@ async fn read_cluster(
         return Ok(());
     };
     let (id, first_entry, n_entries) = (cluster.id, cluster.first_entry, cluster.n_entries);
-    let (ranges, pages) = page_ranges(cluster, &columns);
     let started = Instant::now();
     let mut lease = fetch_cluster(&this.store, &meta, index, &columns).await?;
     this.metrics.fetch_time.add_elapsed(started);
     let runtime = tokio::runtime::Handle::current();
     let metrics = this.metrics.clone();
+    metrics.clusters_scanned.add(1);
+    // Bytes fetched from an object store count as scanned; a file read in
+    // place counts the stored bytes of the pages the reads take.
+    metrics.bytes_scanned.add(lease.fetched as usize);
+    let in_place = lease.fetched == 0;
     let location = meta.location.clone();
     tokio::task::spawn_blocking(move || {
         // Entries sent so far: after a miss, the read resumes there.
@@ -257,10 +261,27 @@ async fn read_cluster(
                 Ok(reader) => reader,
                 Err(e) => return Err(cluster_error(e, &location, id)),
             };
+            // The pages this round has read, recorded after every batch so
+            // that a consumer that stops early sees what was read until then.
+            let stats = reader.read_stats();
+            let mut recorded = (0u64, 0u64);
+            let mut record = || {
+                let (pages, bytes) = (stats.pages(), stats.bytes());
+                metrics
+                    .pages_decoded
+                    .add(pages.saturating_sub(recorded.0) as usize);
+                if in_place {
+                    metrics
+                        .bytes_scanned
+                        .add(bytes.saturating_sub(recorded.1) as usize);
+                }
+                recorded = (pages, bytes);
+            };
             let outcome = loop {
                 let started = Instant::now();
                 let next = reader.next_batch();
                 metrics.decode_time.add_elapsed(started);
+                record();
                 match next {
                     Ok(Some(batch)) => {
                         sent += batch.num_rows() as u64;
@@ -274,20 +295,14 @@ async fn read_cluster(
                 }
             };
             match outcome {
-                Ok(()) => {
-                    let bytes = if lease.fetched > 0 {
-                        lease.fetched
-                    } else {
-                        ranges.iter().map(|r| r.end - r.start).sum()
-                    };
-                    metrics.bytes_scanned.add(bytes as usize);
-                    metrics.pages_decoded.add(pages as usize);
-                    metrics.clusters_scanned.add(1);
-                    return Ok(());
-                }
+                Ok(()) => return Ok(()),
                 Err(e) if is_miss(&e) && rounds < MISS_ROUNDS => {
                     rounds += 1;
+                    let before = lease.fetched;
                     runtime.block_on(fetch_misses(&this.store, &meta, &mut lease))?;
+                    metrics
+                        .bytes_scanned
+                        .add(lease.fetched.saturating_sub(before) as usize);
                 }
                 Err(e) => return Err(cluster_error(e, &location, id)),
             }

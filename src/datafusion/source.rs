@@ -200,7 +200,7 @@ impl FileSource for RNTupleSource {
             clusters.sort_by_key(|&ci| meta.positions.get(ci).copied().unwrap_or(0));
             for ci in clusters {
                 let weight = meta.clusters.get(ci).map_or(0, |c| {
-                    let (ranges, _) = page_ranges(c, &columns);
+                    let ranges = page_ranges(c, &columns);
                     ranges.iter().map(|r| r.end - r.start).sum::<u64>()
                 });
                 let position = meta.positions.get(ci).copied().unwrap_or(0) as i64;

@@ -414,19 +414,17 @@ impl Drop for ClusterLease {
 }
 
 /// The stored byte ranges (with checksums) of `columns` in `cluster`.
-pub(crate) fn page_ranges(cluster: &ClusterDescriptor, columns: &[u32]) -> (Vec<Range<u64>>, u64) {
+pub(crate) fn page_ranges(cluster: &ClusterDescriptor, columns: &[u32]) -> Vec<Range<u64>> {
     let mut ranges = Vec::new();
-    let mut pages = 0;
     for &id in columns {
         if let Some(col) = cluster.column(id) {
             for page in &col.pages {
                 let len = page.locator.size + if page.has_checksum { 8 } else { 0 };
                 ranges.push(page.locator.offset..page.locator.offset.saturating_add(len));
-                pages += 1;
             }
         }
     }
-    (ranges, pages)
+    ranges
 }
 
 /// Fetches the pages of `columns` in cluster `index` of `meta` with one
@@ -448,7 +446,7 @@ pub(crate) async fn fetch_cluster(
     let Some(cluster) = meta.clusters.get(index) else {
         return Ok(lease);
     };
-    let (ranges, _) = page_ranges(cluster, columns);
+    let ranges = page_ranges(cluster, columns);
     let ranges: Vec<_> = coalesce(ranges, COALESCE_GAP)
         .into_iter()
         .map(|r| r.start.min(meta.size)..r.end.min(meta.size))

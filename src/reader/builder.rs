@@ -15,7 +15,7 @@ use crate::arrow::schema::project;
 use crate::arrow::FieldNode;
 use crate::descriptor::{ClusterDescriptor, Descriptor};
 use crate::error::{Error, Result, ResultExt};
-use crate::page::{Limits, PageSource};
+use crate::page::{Limits, PageSource, ReadStats};
 
 /// Default number of entries per batch.
 pub const DEFAULT_BATCH_SIZE: usize = 65_536;
@@ -281,6 +281,11 @@ impl ClusterState {
 }
 
 impl RNTupleRecordBatchReader {
+    /// The pages this read has decompressed so far, and their stored bytes.
+    pub fn read_stats(&self) -> Arc<ReadStats> {
+        self.pages.stats.clone()
+    }
+
     /// The next batch, with this crate's error (the iterator gives
     /// [`ArrowError`]s).
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch>> {

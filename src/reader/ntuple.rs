@@ -300,6 +300,7 @@ impl RNTuple {
             max_key_size: self.inner.max_key_size,
             limits: self.inner.limits,
             buffers: self.inner.buffers.clone(),
+            stats: Arc::default(),
         }
     }
 
