@@ -105,6 +105,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             None => "decode",
             Some(PagesOnly::Decompress) if verify => "decompress-verified",
             Some(PagesOnly::Decompress) => "decompress",
+            Some(PagesOnly::Decode) if verify => "decode-pages-verified",
             Some(PagesOnly::Decode) => "decode-pages",
         },
         summary.entries,
@@ -210,21 +211,21 @@ fn pages_all(
                         pages.max_key_size,
                         stored,
                     )?;
-                    let data: &[u8] = &data;
-                    let data = if checked {
-                        let (data, sum) = data.split_at(data.len().saturating_sub(8));
+                    let mut data: &[u8] = &data;
+                    if checked {
+                        let (body, sum) = data.split_at(data.len().saturating_sub(8));
                         let expected = sum.try_into().map(u64::from_le_bytes).unwrap_or(0);
-                        if twox_hash::XxHash3_64::oneshot(data) != expected {
-                            return Err(rntuple::Error::malformed(
-                                "page",
-                                page.locator.offset,
-                                "checksum mismatch",
-                            ));
+                        let actual = twox_hash::XxHash3_64::oneshot(body);
+                        if actual != expected {
+                            return Err(rntuple::Error::ChecksumMismatch {
+                                what: "page",
+                                offset: page.locator.offset,
+                                expected,
+                                actual,
+                            });
                         }
-                        data
-                    } else {
-                        data
-                    };
+                        data = body;
+                    }
                     if out.len() < *len {
                         out.resize(*len, 0);
                     }
