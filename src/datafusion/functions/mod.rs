@@ -318,11 +318,39 @@ impl Inputs {
     }
 
     /// The common case of [`map_n`](Self::map_n) in one pass over the
-    /// values: every argument a list, all with the same offsets, and no
-    /// nulls (as the lists `list_select` gathers for pairs and triples).
-    /// `None` when the arguments are not like that.
+    /// values: every argument a list of the same shape without nulls (see
+    /// [`flat`](Self::flat)). `None` when the arguments are not like that.
     fn map_flat(&self, k: usize, f: &impl Fn(&[f64], &mut [f64])) -> Result<Option<Vec<ArrayRef>>> {
-        let mut slices = Vec::with_capacity(self.inputs.len());
+        let Some((offsets, columns)) = self.flat() else {
+            return Ok(None);
+        };
+        let total = columns.first().map_or(0, |c| c.len());
+        let mut xs = vec![0.0; columns.len()];
+        let mut ys = vec![0.0; k];
+        let mut values: Vec<Vec<f64>> = (0..k).map(|_| Vec::with_capacity(total)).collect();
+        for e in 0..total {
+            for (x, column) in xs.iter_mut().zip(&columns) {
+                *x = column[e];
+            }
+            f(&xs, &mut ys);
+            for (v, y) in values.iter_mut().zip(&ys) {
+                v.push(*y);
+            }
+        }
+        values
+            .into_iter()
+            .map(|v| flat_list(offsets, v))
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    /// The arguments when every one is a list, all with the same offsets,
+    /// and there are no nulls (as the lists `list_select` gathers for pairs
+    /// and triples): the shared offsets and each argument's values, all of
+    /// the same length, for kernels that work on whole columns. `None` when
+    /// the arguments are not like that.
+    pub(crate) fn flat(&self) -> Option<(&OffsetBuffer<i32>, Vec<&[f64]>)> {
+        let mut columns = Vec::with_capacity(self.inputs.len());
         let mut shape: Option<&OffsetBuffer<i32>> = None;
         for input in &self.inputs {
             let Input::List {
@@ -331,52 +359,20 @@ impl Inputs {
                 nulls,
             } = input
             else {
-                return Ok(None);
+                return None;
             };
             if nulls.as_ref().is_some_and(|n| n.null_count() > 0) || values.null_count() > 0 {
-                return Ok(None);
+                return None;
             }
             match shape {
-                Some(s) if s.inner() != offsets.inner() => return Ok(None),
+                // Lists gathered by the same positions share one buffer.
+                Some(s) if !same_offsets(s, offsets) => return None,
                 _ => shape = Some(offsets),
             }
             let (start, end) = (offsets[0] as usize, offsets[offsets.len() - 1] as usize);
-            let Some(slice) = values.values().get(start..end) else {
-                return Ok(None);
-            };
-            slices.push(slice);
+            columns.push(values.values().get(start..end)?);
         }
-        let Some(offsets) = shape else {
-            return Ok(None);
-        };
-        let total = slices.first().map_or(0, |s| s.len());
-        let mut xs = vec![0.0; slices.len()];
-        let mut ys = vec![0.0; k];
-        let mut values: Vec<Vec<f64>> = (0..k).map(|_| Vec::with_capacity(total)).collect();
-        for e in 0..total {
-            for (x, slice) in xs.iter_mut().zip(&slices) {
-                *x = slice[e];
-            }
-            f(&xs, &mut ys);
-            for (v, y) in values.iter_mut().zip(&ys) {
-                v.push(*y);
-            }
-        }
-        let first = offsets[0];
-        let offsets =
-            OffsetBuffer::new(offsets.iter().map(|o| o - first).collect::<Vec<_>>().into());
-        values
-            .into_iter()
-            .map(|v| {
-                Ok(Arc::new(ListArray::try_new(
-                    Arc::new(Field::new_list_field(DataType::Float64, true)),
-                    offsets.clone(),
-                    Arc::new(Float64Array::from(v)),
-                    None,
-                )?) as ArrayRef)
-            })
-            .collect::<Result<Vec<_>>>()
-            .map(Some)
+        shape.map(|offsets| (offsets, columns))
     }
 
     /// A scalar result for an all-scalar call, an array otherwise.
@@ -389,4 +385,26 @@ impl Inputs {
             Ok(ColumnarValue::Array(array))
         }
     }
+}
+
+/// Whether two offset buffers are equal, by identity first.
+fn same_offsets(a: &OffsetBuffer<i32>, b: &OffsetBuffer<i32>) -> bool {
+    (a.inner().as_ptr() == b.inner().as_ptr() && a.len() == b.len()) || a.inner() == b.inner()
+}
+
+/// A list of `values` in the shape of `offsets` (which need not start at
+/// zero), without nulls: the result of a kernel over [`Inputs::flat`].
+pub(crate) fn flat_list(offsets: &OffsetBuffer<i32>, values: Vec<f64>) -> Result<ArrayRef> {
+    let first = offsets[0];
+    let offsets = if first == 0 {
+        offsets.clone()
+    } else {
+        OffsetBuffer::new(offsets.iter().map(|o| o - first).collect::<Vec<_>>().into())
+    };
+    Ok(Arc::new(ListArray::try_new(
+        Arc::new(Field::new_list_field(DataType::Float64, true)),
+        offsets,
+        Arc::new(Float64Array::from(values)),
+        None,
+    )?))
 }
