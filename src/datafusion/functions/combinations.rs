@@ -62,11 +62,12 @@ impl Combinations {
     }
 }
 
-/// Number of k-combinations of n.
+/// The number of combinations of `k` (2 or 3) of `n` objects, saturating.
 fn choose(n: u64, k: usize) -> u64 {
+    let pairs = n.saturating_mul(n.saturating_sub(1));
     match k {
-        2 => n * n.saturating_sub(1) / 2,
-        _ => n * n.saturating_sub(1) * n.saturating_sub(2) / 6,
+        2 => pairs / 2,
+        _ => pairs.saturating_mul(n.saturating_sub(2)) / 6,
     }
 }
 
@@ -165,41 +166,56 @@ fn counts(array: &ArrayRef) -> Result<Vec<Option<u64>>> {
 
 impl Combinations {
     fn build(&self, counts: &[Option<u64>]) -> Result<ArrayRef> {
-        let mut cols: Vec<Vec<i64>> = vec![Vec::new(); self.k];
+        // The sizes first, each row's and the total checked before any
+        // combination is made.
+        let too_large = || DataFusionError::Execution(format!("{}: result too large", self.name));
         let mut offsets = Vec::with_capacity(counts.len() + 1);
         offsets.push(0i32);
+        let mut total = 0i32;
         for &n in counts {
             let n = n.unwrap_or(0);
-            if choose(n, self.k) > MAX_PER_ROW {
+            let count = choose(n, self.k);
+            if count > MAX_PER_ROW {
                 return Err(DataFusionError::Execution(format!(
-                    "{}({n}) would give {} combinations",
-                    self.name,
-                    choose(n, self.k)
+                    "{}({n}) would give {count} combinations",
+                    self.name
                 )));
             }
-            let n = n as i64;
-            if self.k == 2 {
-                for i in 1..=n {
-                    for j in i + 1..=n {
-                        cols[0].push(i);
-                        cols[1].push(j);
+            total = i32::try_from(count)
+                .ok()
+                .and_then(|count| total.checked_add(count))
+                .ok_or_else(too_large)?;
+            offsets.push(total);
+        }
+        let mut cols: Vec<Vec<i64>> = (0..self.k)
+            .map(|_| Vec::with_capacity(total as usize))
+            .collect();
+        // The combinations of n objects, made once for each small n met
+        // and copied for every row of n.
+        let mut made: Vec<Option<Vec<Vec<i64>>>> = Vec::new();
+        for &n in counts {
+            let n = n.unwrap_or(0);
+            if choose(n, self.k) == 0 {
+                continue;
+            }
+            match usize::try_from(n) {
+                Ok(small) if small < KEPT => {
+                    if made.len() <= small {
+                        made.resize_with(small + 1, || None);
                     }
-                }
-            } else {
-                for i in 1..=n {
-                    for j in i + 1..=n {
-                        for k in j + 1..=n {
-                            cols[0].push(i);
-                            cols[1].push(j);
-                            cols[2].push(k);
+                    if let Some(slot) = made.get_mut(small) {
+                        let kept = slot.get_or_insert_with(|| {
+                            let mut kept = vec![Vec::new(); self.k];
+                            self.push_combinations(n, &mut kept);
+                            kept
+                        });
+                        for (col, kept) in cols.iter_mut().zip(kept.iter()) {
+                            col.extend_from_slice(kept);
                         }
                     }
                 }
+                _ => self.push_combinations(n, &mut cols),
             }
-            let end = i32::try_from(cols[0].len()).map_err(|_| {
-                DataFusionError::Execution(format!("{}: result too large", self.name))
-            })?;
-            offsets.push(end);
         }
         let columns: Vec<ArrayRef> = cols
             .into_iter()
@@ -215,7 +231,36 @@ impl Combinations {
         )?;
         Ok(Arc::new(list))
     }
+
+    /// Appends the combinations of `n` objects, in order, to `cols` (one
+    /// vector per index).
+    fn push_combinations(&self, n: u64, cols: &mut [Vec<i64>]) {
+        let n = n as i64;
+        let [first, second, rest @ ..] = cols else {
+            return;
+        };
+        for i in 1..=n {
+            for j in i + 1..=n {
+                match rest.first_mut() {
+                    None => {
+                        first.push(i);
+                        second.push(j);
+                    }
+                    Some(third) => {
+                        for k in j + 1..=n {
+                            first.push(i);
+                            second.push(j);
+                            third.push(k);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
+
+/// Rows of fewer objects than this copy combinations made once per batch.
+const KEPT: usize = 32;
 
 #[cfg(test)]
 mod tests {
@@ -231,5 +276,78 @@ mod tests {
         assert_eq!(list.value_length(1), 0);
         assert!(list.is_null(2));
         assert_eq!(choose(4, 3), 4);
+    }
+
+    /// Every row's combinations, in order, from the built array.
+    fn rows(list: &ArrayRef) -> Vec<Option<Vec<Vec<i64>>>> {
+        let list = list.as_any().downcast_ref::<ListArray>().unwrap();
+        (0..list.len())
+            .map(|r| {
+                list.is_valid(r).then(|| {
+                    let row = list.value(r);
+                    let row = row.as_any().downcast_ref::<StructArray>().unwrap();
+                    (0..row.len())
+                        .map(|e| {
+                            row.columns()
+                                .iter()
+                                .map(|c| c.as_any().downcast_ref::<Int64Array>().unwrap().value(e))
+                                .collect()
+                        })
+                        .collect()
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rows_of_every_size_list_their_combinations_in_order() {
+        // Small rows copy combinations made once; rows of KEPT or more
+        // objects are made on their own.
+        let counts = [
+            Some(3),
+            Some(40),
+            Some(3),
+            Some(0),
+            None,
+            Some(5),
+            Some(1),
+            Some(40),
+        ];
+        for (k, combinations) in [(2, Combinations::pairs()), (3, Combinations::triples())] {
+            let built = rows(&combinations.build(&counts).unwrap());
+            for (row, count) in built.iter().zip(counts) {
+                let Some(n) = count else {
+                    assert!(row.is_none());
+                    continue;
+                };
+                let n = n as i64;
+                let mut expected = Vec::new();
+                for i in 1..=n {
+                    for j in i + 1..=n {
+                        if k == 2 {
+                            expected.push(vec![i, j]);
+                        }
+                        for l in j + 1..=n {
+                            if k == 3 {
+                                expected.push(vec![i, j, l]);
+                            }
+                        }
+                    }
+                }
+                assert_eq!(row.as_ref().unwrap(), &expected, "{k} of {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn huge_counts_are_errors() {
+        assert_eq!(choose(u64::MAX, 3), u64::MAX / 6);
+        for n in [1 << 20, 1 << 40, i64::MAX as u64, u64::MAX] {
+            assert!(Combinations::triples().build(&[Some(n)]).is_err(), "{n}");
+            assert!(Combinations::pairs().build(&[Some(n)]).is_err(), "{n}");
+        }
+        // Rows within the per-row bound whose total does not fit in i32 offsets.
+        let many = vec![Some(10_000u64); 50];
+        assert!(Combinations::pairs().build(&many).is_err());
     }
 }
