@@ -23,7 +23,7 @@
 use std::sync::Arc;
 
 use arrow::compute::take;
-use arrow_array::{Array, ArrayRef, ListArray, UInt64Array};
+use arrow_array::{Array, ArrayRef, ListArray, UInt32Array, UInt64Array};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field};
 use datafusion::common::cast::{as_int64_array, as_list_array};
@@ -135,10 +135,6 @@ impl ScalarUDFImpl for ListSelect {
 /// The gather itself: one index into `list`'s values per position, then
 /// one `take`.
 fn select(list: &ListArray, positions: &ListArray) -> Result<ArrayRef> {
-    let pos = as_int64_array(positions.values())?;
-    let list_offsets = list.offsets();
-    let pos_offsets = positions.offsets();
-    let mut indices: Vec<Option<u64>> = Vec::with_capacity(pos.len());
     if list.len() != positions.len() {
         return Err(DataFusionError::Internal(format!(
             "list_select: {} lists but {} position lists",
@@ -146,6 +142,61 @@ fn select(list: &ListArray, positions: &ListArray) -> Result<ArrayRef> {
             positions.len()
         )));
     }
+    let pos_offsets = positions.offsets();
+    let (values, nulls) = match gather_in_range(list, positions)? {
+        // Every position inside its list (the usual case): no null masks.
+        Some(indices) => (take(list.values().as_ref(), &indices, None)?, None),
+        None => {
+            let (indices, valid) = gather_checked(list, positions)?;
+            let values = take(list.values().as_ref(), &indices, None)?;
+            (values, Some(NullBuffer::from(valid)))
+        }
+    };
+    // The positions' offsets, rebased to zero, shape the result.
+    let first = pos_offsets.first().copied().unwrap_or(0);
+    let offsets: Vec<i32> = pos_offsets.iter().map(|&o| o - first).collect();
+    let item = Arc::new(Field::new_list_field(values.data_type().clone(), true));
+    Ok(Arc::new(ListArray::try_new(
+        item,
+        arrow_buffer::OffsetBuffer::new(offsets.into()),
+        values,
+        nulls,
+    )?))
+}
+
+/// The indices into `list`'s values of every position, when there are no
+/// nulls and every position lies within its row's list; `None` otherwise.
+fn gather_in_range(list: &ListArray, positions: &ListArray) -> Result<Option<UInt32Array>> {
+    let pos = as_int64_array(positions.values())?;
+    if list.null_count() > 0 || positions.null_count() > 0 || pos.null_count() > 0 {
+        return Ok(None);
+    }
+    // Offsets are i32, so every index fits in a u32.
+    let (list_offsets, pos_offsets, pos) = (list.offsets(), positions.offsets(), pos.values());
+    let first = pos_offsets.first().copied().unwrap_or(0) as usize;
+    let last = pos_offsets.last().copied().unwrap_or(0) as usize;
+    let mut indices: Vec<u32> = Vec::with_capacity(last - first);
+    for (list_range, pos_range) in list_offsets.windows(2).zip(pos_offsets.windows(2)) {
+        let (start, len) = (list_range[0] as i64, (list_range[1] - list_range[0]) as i64);
+        let row = pos
+            .get(pos_range[0] as usize..pos_range[1] as usize)
+            .unwrap_or_default();
+        for &p in row {
+            if p < 1 || p > len {
+                return Ok(None);
+            }
+            indices.push((start + p - 1) as u32);
+        }
+    }
+    Ok(Some(UInt32Array::from(indices)))
+}
+
+/// The indices into `list`'s values of every position, null for a null
+/// position or one outside its list, and whether each row is valid.
+fn gather_checked(list: &ListArray, positions: &ListArray) -> Result<(UInt64Array, Vec<bool>)> {
+    let pos = as_int64_array(positions.values())?;
+    let (list_offsets, pos_offsets) = (list.offsets(), positions.offsets());
+    let mut indices: Vec<Option<u64>> = Vec::with_capacity(pos.len());
     let mut valid = Vec::with_capacity(list.len());
     for row in 0..list.len() {
         let row_valid = list.is_valid(row) && positions.is_valid(row);
@@ -160,23 +211,7 @@ fn select(list: &ListArray, positions: &ListArray) -> Result<ArrayRef> {
             });
         }
     }
-    let first = pos_offsets.first().copied().unwrap_or(0) as usize;
-    // Positions inside their lists (the usual case) need no null mask.
-    let indices = if indices.iter().all(Option::is_some) {
-        UInt64Array::from_iter_values(indices.into_iter().flatten())
-    } else {
-        UInt64Array::from(indices)
-    };
-    let values = take(list.values().as_ref(), &indices, None)?;
-    // The positions' offsets, rebased to zero, shape the result.
-    let offsets: Vec<i32> = pos_offsets.iter().map(|&o| o - first as i32).collect();
-    let item = Arc::new(Field::new_list_field(values.data_type().clone(), true));
-    Ok(Arc::new(ListArray::try_new(
-        item,
-        arrow_buffer::OffsetBuffer::new(offsets.into()),
-        values,
-        Some(NullBuffer::from(valid)),
-    )?))
+    Ok((UInt64Array::from(indices), valid))
 }
 
 #[cfg(test)]
@@ -206,5 +241,50 @@ mod tests {
         assert_eq!(row(0), vec![Some(30.0), Some(10.0), Some(10.0)]);
         assert_eq!(row(1), vec![None, None, None, Some(1.0)]);
         assert!(out.is_null(2));
+    }
+
+    #[test]
+    fn slices_of_lists_gather_from_their_own_rows() {
+        // Positions all inside their lists (the gather without null masks),
+        // on arrays sliced so that their offsets do not start at zero.
+        let list = ListArray::from_iter_primitive::<Float32Type, _, _>(vec![
+            Some(vec![Some(-1.0)]),
+            Some(vec![Some(10.0), Some(20.0), Some(30.0)]),
+            Some(vec![]),
+            Some(vec![Some(1.0), Some(2.0)]),
+        ])
+        .slice(1, 3);
+        let positions = ListArray::from_iter_primitive::<Int64Type, _, _>(vec![
+            Some(vec![Some(9)]),
+            Some(vec![Some(3), Some(1)]),
+            Some(vec![]),
+            Some(vec![Some(2), Some(2), Some(1)]),
+        ])
+        .slice(1, 3);
+        let out = select(&list, &positions).unwrap();
+        let out = out.as_list::<i32>();
+        assert_eq!(out.null_count(), 0);
+        let rows: Vec<Vec<Option<f32>>> = (0..out.len())
+            .map(|r| out.value(r).as_primitive::<Float32Type>().iter().collect())
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                vec![Some(30.0), Some(10.0)],
+                vec![],
+                vec![Some(2.0), Some(2.0), Some(1.0)]
+            ]
+        );
+        // One position outside its list: that element alone is null.
+        let positions = ListArray::from_iter_primitive::<Int64Type, _, _>(vec![
+            Some(vec![Some(3), Some(4)]),
+            Some(vec![]),
+            Some(vec![Some(1)]),
+        ]);
+        let out = select(&list, &positions).unwrap();
+        let out = out.as_list::<i32>();
+        let first: Vec<Option<f32>> = out.value(0).as_primitive::<Float32Type>().iter().collect();
+        assert_eq!(first, vec![Some(30.0), None]);
+        assert_eq!(out.value(2).as_primitive::<Float32Type>().value(0), 1.0);
     }
 }
