@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release --example scan -- FILE.root [NTUPLE] [--batch-size N] [--columns a,b]
 //!     [--clusters-in-flight N] [--batches-ahead N] [--decompress-only | --decode-pages]
-//!     [--verify] [--mmap]
+//!     [--verify] [--mmap] [--repeat N]
 //! ```
 //!
 //! Prints one line of JSON: entries, batches, the bytes of the Arrow arrays
@@ -16,7 +16,9 @@
 //! `--verify` also checks each page's XXH3 checksum first, as the reader
 //! does.
 //! The file is read with positioned reads (so the resident memory is what
-//! the read holds); `--mmap` maps it instead.
+//! the read holds); `--mmap` maps it instead. `--repeat N` runs the whole
+//! thing N times in one process and prints a line for each: the passes
+//! after the first find the allocator's memory already faulted in.
 
 use std::error::Error;
 use std::time::Instant;
@@ -42,6 +44,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut columns: Option<Vec<String>> = None;
     let mut in_flight = 1;
     let mut ahead = None;
+    let mut repeat = 1;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--decompress-only" => pages_only = Some(PagesOnly::Decompress),
@@ -56,6 +59,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             "--batches-ahead" => {
                 ahead = Some(args.next().ok_or("--batches-ahead N")?.parse()?);
             }
+            "--repeat" => repeat = args.next().ok_or("--repeat N")?.parse()?,
             "--clusters-in-flight" => {
                 in_flight = args.next().ok_or("--clusters-in-flight N")?.parse()?;
             }
@@ -66,40 +70,40 @@ fn main() -> Result<(), Box<dyn Error>> {
     let path = path.ok_or(
         "usage: scan FILE.root [NTUPLE] [--batch-size N] [--columns a,b] \
          [--clusters-in-flight N] [--batches-ahead N] [--decompress-only | --decode-pages] \
-         [--verify] [--mmap]",
+         [--verify] [--mmap] [--repeat N]",
     )?;
-
-    let start = Instant::now();
-    let file = if mmap {
-        RNTupleFile::open_mmap(&path)?
-    } else {
-        RNTupleFile::open(&path)?
-    };
-    let summary = if let Some(what) = pages_only {
-        pages_all(&file, ntuple.as_deref(), what, verify)?
-    } else {
-        let mut builder = file
-            .reader_builder(ntuple.as_deref())?
-            .with_clusters_in_flight(in_flight);
-        if let Some(columns) = &columns {
-            builder = builder.with_projection(columns)?;
-        }
-        if let Some(n) = batch_size {
-            builder = builder.with_batch_size(n);
-        }
-        if let Some(n) = ahead {
-            builder = builder.with_batches_ahead(n);
-        }
-        let mut summary = Summary::default();
-        for batch in builder.build()? {
-            let batch = batch?;
-            summary.entries += batch.num_rows() as u64;
-            summary.batches += 1;
-            summary.bytes += batch.get_array_memory_size() as u64;
-        }
-        summary
-    };
-    println!(
+    for _ in 0..repeat {
+        let start = Instant::now();
+        let file = if mmap {
+            RNTupleFile::open_mmap(&path)?
+        } else {
+            RNTupleFile::open(&path)?
+        };
+        let summary = if let Some(what) = pages_only {
+            pages_all(&file, ntuple.as_deref(), what, verify)?
+        } else {
+            let mut builder = file
+                .reader_builder(ntuple.as_deref())?
+                .with_clusters_in_flight(in_flight);
+            if let Some(columns) = &columns {
+                builder = builder.with_projection(columns)?;
+            }
+            if let Some(n) = batch_size {
+                builder = builder.with_batch_size(n);
+            }
+            if let Some(n) = ahead {
+                builder = builder.with_batches_ahead(n);
+            }
+            let mut summary = Summary::default();
+            for batch in builder.build()? {
+                let batch = batch?;
+                summary.entries += batch.num_rows() as u64;
+                summary.batches += 1;
+                summary.bytes += batch.get_array_memory_size() as u64;
+            }
+            summary
+        };
+        println!(
         "{{\"mode\": \"{}\", \"entries\": {}, \"batches\": {}, \"bytes\": {}, \"seconds\": {:.6}}}",
         match pages_only {
             None => "decode",
@@ -113,6 +117,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         summary.bytes,
         start.elapsed().as_secs_f64()
     );
+    }
     Ok(())
 }
 
