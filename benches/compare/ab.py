@@ -46,16 +46,23 @@ def main():
     for _ in range(rounds):
         for spec in specs:
             results[spec].append(run(spec, path))
-    floor = [r[0] for r in results[specs[0]]]
-    for spec in specs:
-        seconds = [r[0] for r in results[spec]]
-        ratio = statistics.median(f / s for f, s in zip(floor, seconds))
-        rss = statistics.median(r[1] for r in results[spec])
-        faults = statistics.median(r[2] for r in results[spec])
-        cpu = statistics.median(r[3] for r in results[spec])
-        print(f"{spec:60s} {statistics.median(seconds):.4f} s  floor/this {ratio:.3f}  "
-              f"{rss:.0f} MB  {faults:.0f} faults  {cpu:.3f} s CPU")
+    report(results, "floor")
 
+
+def report(results, first="first"):
+    """Prints, per key of ``results`` (lists of (seconds, MB, faults, CPU) per
+    round, in order), the medians and the median of each round's time of the
+    first key over this key's."""
+    keys = list(results)
+    base = [r[0] for r in results[keys[0]]]
+    for key in keys:
+        seconds = [r[0] for r in results[key]]
+        ratio = statistics.median(b / s for b, s in zip(base, seconds))
+        rss = statistics.median(r[1] for r in results[key])
+        faults = statistics.median(r[2] for r in results[key])
+        cpu = statistics.median(r[3] for r in results[key])
+        print(f"{key:60s} {statistics.median(seconds):.4f} s  {first}/this {ratio:.3f}  "
+              f"{rss:.0f} MB  {faults:.0f} faults  {cpu:.3f} s CPU")
 
 if __name__ == "__main__":
     main()

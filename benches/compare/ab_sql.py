@@ -8,16 +8,17 @@ Each round runs every binary once, in turn, as a fresh process:
 ``BIN sql --table events=$F -f QUERY --format arrow`` with the output to a file
 (``F`` defaults to /tmp/nanoaod/nanoaod_2000000.root). Printed per binary: the
 median wall time, the median over rounds of (first binary's time / this time)
-in the same round, and the median peak RSS and CPU time (user + system, from
-``wait4``). Compare copies of the binaries made the same way: a binary just
+in the same round, and the median peak RSS, page faults and CPU time (user +
+system, from ``wait4``), as ``ab.py`` prints them. Compare copies of the binaries made the same way: a binary just
 written by the linker maps more of its pages per fault (more RSS).
 """
 
 import os
-import statistics
 import subprocess
 import sys
 import time
+
+from ab import report
 
 
 def run(binary, query, path):
@@ -33,7 +34,7 @@ def run(binary, query, path):
     proc.returncode = code = os.waitstatus_to_exitcode(status)
     if code != 0:
         sys.exit(f"{binary} failed with exit code {code}")
-    return seconds, usage.ru_maxrss // 1024, usage.ru_utime + usage.ru_stime
+    return seconds, usage.ru_maxrss // 1024, usage.ru_minflt, usage.ru_utime + usage.ru_stime
 
 
 def main():
@@ -45,14 +46,7 @@ def main():
     for _ in range(rounds):
         for b in binaries:
             results[b].append(run(b, query, path))
-    base = [r[0] for r in results[binaries[0]]]
-    for b in binaries:
-        seconds = [r[0] for r in results[b]]
-        ratio = statistics.median(x / y for x, y in zip(base, seconds))
-        rss = statistics.median(r[1] for r in results[b])
-        cpu = statistics.median(r[2] for r in results[b])
-        print(f"{b:40s} {statistics.median(seconds):.3f} s  first/this {ratio:.3f}  "
-              f"{rss:.0f} MB  {cpu:.3f} s CPU")
+    report(results)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricB
 use futures::StreamExt;
 use object_store::ObjectStore;
 
+use super::functions::is_list;
 use super::index;
 use super::source::clusters_of;
 use super::store::{fetch_cluster, fetch_misses, MetadataCache, NTupleMeta};
@@ -259,12 +260,8 @@ fn in_batches(item: Result<RecordBatch>, size: usize) -> Vec<Result<RecordBatch>
 /// Whether values of type `dt` hold lists (or maps) at any depth.
 fn has_list(dt: &DataType) -> bool {
     match dt {
-        DataType::List(_)
-        | DataType::LargeList(_)
-        | DataType::FixedSizeList(_, _)
-        | DataType::ListView(_)
-        | DataType::LargeListView(_)
-        | DataType::Map(_, _) => true,
+        dt if is_list(dt) => true,
+        DataType::Map(_, _) => true,
         DataType::Struct(fields) => fields.iter().any(|f| has_list(f.data_type())),
         DataType::Union(fields, _) => fields.iter().any(|(_, f)| has_list(f.data_type())),
         DataType::Dictionary(_, values) => has_list(values),

@@ -392,18 +392,22 @@ fn same_offsets(a: &OffsetBuffer<i32>, b: &OffsetBuffer<i32>) -> bool {
     (a.inner().as_ptr() == b.inner().as_ptr() && a.len() == b.len()) || a.inner() == b.inner()
 }
 
+/// `offsets` moved to start at zero, as the offsets of a list whose values
+/// begin at the first element they address.
+pub(crate) fn rebased(offsets: &OffsetBuffer<i32>) -> OffsetBuffer<i32> {
+    let first = offsets[0];
+    if first == 0 {
+        return offsets.clone();
+    }
+    OffsetBuffer::new(offsets.iter().map(|o| o - first).collect::<Vec<_>>().into())
+}
+
 /// A list of `values` in the shape of `offsets` (which need not start at
 /// zero), without nulls: the result of a kernel over [`Inputs::flat`].
 pub(crate) fn flat_list(offsets: &OffsetBuffer<i32>, values: Vec<f64>) -> Result<ArrayRef> {
-    let first = offsets[0];
-    let offsets = if first == 0 {
-        offsets.clone()
-    } else {
-        OffsetBuffer::new(offsets.iter().map(|o| o - first).collect::<Vec<_>>().into())
-    };
     Ok(Arc::new(ListArray::try_new(
         Arc::new(Field::new_list_field(DataType::Float64, true)),
-        offsets,
+        rebased(offsets),
         Arc::new(Float64Array::from(values)),
         None,
     )?))

@@ -142,7 +142,6 @@ fn select(list: &ListArray, positions: &ListArray) -> Result<ArrayRef> {
             positions.len()
         )));
     }
-    let pos_offsets = positions.offsets();
     let (values, nulls) = match gather_in_range(list, positions)? {
         // Every position inside its list (the usual case): no null masks.
         Some(indices) => (take(list.values().as_ref(), &indices, None)?, None),
@@ -153,12 +152,10 @@ fn select(list: &ListArray, positions: &ListArray) -> Result<ArrayRef> {
         }
     };
     // The positions' offsets, rebased to zero, shape the result.
-    let first = pos_offsets.first().copied().unwrap_or(0);
-    let offsets: Vec<i32> = pos_offsets.iter().map(|&o| o - first).collect();
     let item = Arc::new(Field::new_list_field(values.data_type().clone(), true));
     Ok(Arc::new(ListArray::try_new(
         item,
-        arrow_buffer::OffsetBuffer::new(offsets.into()),
+        super::rebased(positions.offsets()),
         values,
         nulls,
     )?))
