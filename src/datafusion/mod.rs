@@ -37,6 +37,7 @@ pub mod functions;
 pub mod index;
 mod opener;
 mod projection;
+mod shared;
 mod source;
 mod store;
 
@@ -189,6 +190,7 @@ pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
     let state = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
+        .with_physical_optimizer_rule(Arc::new(shared::ShareSubexpressions))
         .build();
     let ctx = SessionContext::new_with_state(state);
     // Common subexpression elimination moves expressions that a lambda

@@ -1,0 +1,517 @@
+//! A physical optimizer rule that computes a repeated subexpression once.
+//!
+//! Analysis queries repeat themselves: Q8 writes `pairs(n)` six times in one
+//! expression, and DataFusion pushes a filter on a column of a CTE below the
+//! CTE's projection by copying the column's whole expression into the
+//! filter, so the projection above computes it again on the rows that pass.
+//! DataFusion's own common-subexpression rule is left out of these sessions
+//! (it breaks lambdas that capture columns), and it would not look inside
+//! the arguments of higher-order functions anyway.
+//!
+//! This rule works on the physical plan, where both copies sit in one
+//! `ProjectionExec` over one `FilterExec`:
+//!
+//! ```text
+//!  ProjectionExec [f(E), g]            ProjectionExec [f(#E), g]
+//!    FilterExec a AND h(E)     ──>       FilterExec h(#E)
+//!      input                               ProjectionExec [input..., E AS #E]
+//!                                            FilterExec a
+//!                                              input
+//! ```
+//!
+//! `E` is a largest subexpression met twice or more, once at least in the
+//! filter. The conjuncts that do not use it filter first, so `E` is computed
+//! on no row the original filter would not have computed it on. A
+//! projection alone, or a filter alone, with a repeated subexpression is
+//! split the same way.
+//!
+//! Only subexpressions that are evaluated for every row of their node are
+//! taken: not a `CASE` branch, not the right side of `AND`/`OR`, not a
+//! later argument of a short-circuiting function, never a lambda body, and
+//! nothing volatile. The new columns come after the input's, so the columns
+//! that lambdas capture keep their positions; the lambda variables of the
+//! expressions that now read the wider input move along by the number of
+//! new columns.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::Schema;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::common::Result;
+use datafusion::logical_expr::Operator;
+use datafusion::physical_expr::expressions::{
+    BinaryExpr, CastExpr, Column, IsNotNullExpr, IsNullExpr, LambdaExpr, LambdaVariable,
+    NegativeExpr, NotExpr, TryCastExpr,
+};
+use datafusion::physical_expr::{
+    conjunction, split_conjunction, HigherOrderFunctionExpr, PhysicalExpr, ScalarFunctionExpr,
+};
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::filter::FilterExec;
+use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
+use datafusion::physical_plan::ExecutionPlan;
+
+type Expr = Arc<dyn PhysicalExpr>;
+type Plan = Arc<dyn ExecutionPlan>;
+
+/// A filter that only filters, and the projection of its columns that it
+/// made itself, if any.
+type PlainFilter = (Plan, Option<ProjectionExec>);
+
+/// Computes each repeated subexpression of a filter and the projection
+/// above it once (see the module documentation).
+#[derive(Debug, Default)]
+pub struct ShareSubexpressions;
+
+impl PhysicalOptimizerRule for ShareSubexpressions {
+    fn optimize(&self, plan: Plan, _config: &ConfigOptions) -> Result<Plan> {
+        plan.transform_down(|node| {
+            Ok(match share(&node)? {
+                Some(shared) => Transformed::yes(shared),
+                None => Transformed::no(node),
+            })
+        })
+        .data()
+    }
+
+    fn name(&self) -> &str {
+        "share_subexpressions"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
+    }
+}
+
+/// `node` with its repeated subexpressions computed once, or `None`.
+fn share(node: &Plan) -> Result<Option<Plan>> {
+    let Some(projection) = node.downcast_ref::<ProjectionExec>() else {
+        // A filter alone, or with its own choice of columns.
+        return match as_plain_filter(node)? {
+            Some((filter, columns)) => share_filter(&filter, columns.as_ref()),
+            None => Ok(None),
+        };
+    };
+    if let Some((filter, columns)) = as_plain_filter(projection.input())? {
+        let above = match &columns {
+            None => Some(projection.clone()),
+            Some(columns) => merge(projection, columns)?,
+        };
+        if let Some(above) = above {
+            if let Some(shared) = share_filter(&filter, Some(&above))? {
+                return Ok(Some(shared));
+            }
+        }
+    }
+    // A CTE that computes a column with a filter on a column of the CTE
+    // below it: the filter repeats what the lower projection's columns are
+    // made of, so it is matched against both projections in one.
+    if let Some(lower) = projection.input().downcast_ref::<ProjectionExec>() {
+        if let Some((filter, None)) = as_plain_filter(lower.input())? {
+            if let Some(merged) = merge(projection, lower)? {
+                if let Some(shared) = share_filter(&filter, Some(&merged))? {
+                    return Ok(Some(shared));
+                }
+            }
+        }
+    }
+    share_projection(projection)
+}
+
+/// `node` as a filter that only filters, with the projection of its
+/// columns that it makes itself, if any; `None` for anything else (a
+/// filter with a limit of its own too).
+fn as_plain_filter(node: &Plan) -> Result<Option<PlainFilter>> {
+    let Some(filter) = node.downcast_ref::<FilterExec>() else {
+        return Ok(None);
+    };
+    if filter.fetch().is_some() {
+        return Ok(None);
+    }
+    let Some(indices) = filter.projection() else {
+        return Ok(Some((Arc::clone(node), None)));
+    };
+    let plain: Plan = Arc::new(
+        FilterExec::try_new(Arc::clone(filter.predicate()), Arc::clone(filter.input()))?
+            .with_default_selectivity(filter.default_selectivity())?,
+    );
+    let schema = plain.schema();
+    let columns = indices
+        .iter()
+        .map(|&i| {
+            let name = schema.field(i).name();
+            ProjectionExpr::new(Arc::new(Column::new(name, i)) as Expr, name.clone())
+        })
+        .collect::<Vec<_>>();
+    let columns = ProjectionExec::try_new(columns, Arc::clone(&plain))?;
+    Ok(Some((plain, Some(columns))))
+}
+
+/// `upper` over `lower` as one projection over `lower`'s input, or `None`
+/// when a lambda of `upper` captures a column that `lower` computes.
+fn merge(upper: &ProjectionExec, lower: &ProjectionExec) -> Result<Option<ProjectionExec>> {
+    match inline(upper, lower)? {
+        Some(exprs) => Ok(Some(ProjectionExec::try_new_with_schema_metadata(
+            exprs,
+            Arc::clone(lower.input()),
+            &upper.schema(),
+        )?)),
+        None => Ok(None),
+    }
+}
+
+/// Splits `filter` (and `projection` above it, if any) around the largest
+/// subexpressions that the filter uses and that occur twice or more.
+fn share_filter(node: &Plan, projection: Option<&ProjectionExec>) -> Result<Option<Plan>> {
+    let Some(filter) = node.downcast_ref::<FilterExec>() else {
+        return Ok(None);
+    };
+    let input = Arc::clone(filter.input());
+    let schema = input.schema();
+    // Conjuncts that only compare and count filter first, on their own:
+    // what they would share is not worth computing for the rows they drop.
+    let (light, heavy): (Vec<Expr>, Vec<Expr>) = split_conjunction(filter.predicate())
+        .into_iter()
+        .cloned()
+        .partition(|c| !is_heavy(c, &schema));
+    let projected: Vec<&ProjectionExpr> = projection
+        .map(|p| p.expr().iter().collect())
+        .unwrap_or_default();
+    let mut counts = Counts::default();
+    for c in &heavy {
+        counts.add(c, true);
+    }
+    for p in &projected {
+        counts.add(&p.expr, false);
+    }
+    let roots = heavy.iter().chain(projected.iter().map(|p| &p.expr));
+    let shared = counts.largest_repeated(roots, true);
+    if shared.is_empty() {
+        return Ok(None);
+    }
+    let (costly, rest): (Vec<Expr>, Vec<Expr>) =
+        heavy.into_iter().partition(|c| uses_any(c, &shared));
+    let cheap: Vec<Expr> = light.into_iter().chain(rest).collect();
+    let width = schema.fields().len();
+    let first = if cheap.is_empty() {
+        input
+    } else {
+        Arc::new(
+            FilterExec::try_new(conjunction(cheap), input)?
+                .with_default_selectivity(filter.default_selectivity())?,
+        )
+    };
+    let (below, columns) = compute_below(first, &shared)?;
+    let rewrite = |e: &Expr| rewrite_above(e, &shared, &columns, width);
+    let costly = costly.iter().map(rewrite).collect::<Result<Vec<_>>>()?;
+    let filtered: Plan = Arc::new(
+        FilterExec::try_new(conjunction(costly), below)?
+            .with_default_selectivity(filter.default_selectivity())?,
+    );
+    let top = match projection {
+        Some(p) => {
+            let exprs = projected
+                .iter()
+                .map(|e| Ok(ProjectionExpr::new(rewrite(&e.expr)?, e.alias.clone())))
+                .collect::<Result<Vec<_>>>()?;
+            ProjectionExec::try_new_with_schema_metadata(exprs, filtered, &p.schema())?
+        }
+        // The filter's own columns, without the shared ones.
+        None => {
+            let schema = filter.schema();
+            let exprs = schema.fields().iter().enumerate().map(|(i, f)| {
+                ProjectionExpr::new(Arc::new(Column::new(f.name(), i)) as Expr, f.name().clone())
+            });
+            ProjectionExec::try_new_with_schema_metadata(exprs, filtered, &schema)?
+        }
+    };
+    // What the projection alone repeats.
+    Ok(Some(match share_projection(&top)? {
+        Some(shared) => shared,
+        None => Arc::new(top),
+    }))
+}
+
+/// Splits `projection` around the largest subexpressions it repeats.
+fn share_projection(projection: &ProjectionExec) -> Result<Option<Plan>> {
+    let mut counts = Counts::default();
+    for p in projection.expr() {
+        counts.add(&p.expr, false);
+    }
+    let shared = counts.largest_repeated(projection.expr().iter().map(|p| &p.expr), false);
+    if shared.is_empty() {
+        return Ok(None);
+    }
+    let input = Arc::clone(projection.input());
+    let width = input.schema().fields().len();
+    let (below, columns) = compute_below(input, &shared)?;
+    let exprs = projection
+        .expr()
+        .iter()
+        .map(|e| {
+            let expr = rewrite_above(&e.expr, &shared, &columns, width)?;
+            Ok(ProjectionExpr::new(expr, e.alias.clone()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(Arc::new(
+        ProjectionExec::try_new_with_schema_metadata(exprs, below, &projection.schema())?,
+    )))
+}
+
+/// A projection over `input` that passes its columns through and adds one
+/// column for each of `shared`; and those columns' expressions.
+fn compute_below(input: Plan, shared: &[Expr]) -> Result<(Plan, Vec<Expr>)> {
+    let schema = input.schema();
+    let width = schema.fields().len();
+    let mut exprs: Vec<ProjectionExpr> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            ProjectionExpr::new(Arc::new(Column::new(f.name(), i)) as Expr, f.name().clone())
+        })
+        .collect();
+    let mut columns = Vec::with_capacity(shared.len());
+    for (k, e) in shared.iter().enumerate() {
+        let mut name = format!("__shared_{k}");
+        while schema.fields().iter().any(|f| *f.name() == name) {
+            name.insert(0, '_');
+        }
+        columns.push(Arc::new(Column::new(&name, width + k)) as Expr);
+        exprs.push(ProjectionExpr::new(Arc::clone(e), name));
+    }
+    Ok((Arc::new(ProjectionExec::try_new(exprs, input)?), columns))
+}
+
+/// The expressions of `upper` over the input of `lower`, with `lower`'s
+/// expressions in place of the columns it makes; `None` when a lambda of
+/// `upper` captures a column that `lower` computes.
+fn inline(upper: &ProjectionExec, lower: &ProjectionExec) -> Result<Option<Vec<ProjectionExpr>>> {
+    let lower_exprs: Vec<Expr> = lower.expr().iter().map(|p| Arc::clone(&p.expr)).collect();
+    let from = lower_exprs.len();
+    let to = lower.input().schema().fields().len();
+    let mut inlined = Vec::with_capacity(upper.expr().len());
+    for p in upper.expr() {
+        // The lambda variables of `upper` first, while every lambda
+        // variable is one of its own.
+        let moved = move_lambda_variables(Arc::clone(&p.expr), from, to)?;
+        match substitute(&moved, &lower_exprs, false)? {
+            Some(e) => inlined.push(ProjectionExpr::new(e, p.alias.clone())),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(inlined))
+}
+
+/// `e` with `lower[i]` in place of each column `i`; `None` when such a
+/// column, inside a lambda, is not a plain column of `lower`'s input.
+fn substitute(e: &Expr, lower: &[Expr], in_lambda: bool) -> Result<Option<Expr>> {
+    if let Some(column) = e.downcast_ref::<Column>() {
+        return Ok(lower
+            .get(column.index())
+            .filter(|target| !in_lambda || target.is::<Column>())
+            .cloned());
+    }
+    let in_lambda = in_lambda || e.is::<LambdaExpr>();
+    let children = e.children();
+    if children.is_empty() {
+        return Ok(Some(Arc::clone(e)));
+    }
+    let mut new_children = Vec::with_capacity(children.len());
+    for child in children {
+        match substitute(child, lower, in_lambda)? {
+            Some(new) => new_children.push(new),
+            None => return Ok(None),
+        }
+    }
+    Arc::clone(e).with_new_children(new_children).map(Some)
+}
+
+/// `e` reading the shared columns (`shared[k]` is `columns[k]`) from an
+/// input `width` columns wide plus those columns.
+fn rewrite_above(e: &Expr, shared: &[Expr], columns: &[Expr], width: usize) -> Result<Expr> {
+    let replaced = replace(e, shared, columns)?;
+    move_lambda_variables(replaced, width, width + columns.len())
+}
+
+/// `e` with each unconditional occurrence of `shared[k]` replaced by
+/// `columns[k]`.
+fn replace(e: &Expr, shared: &[Expr], columns: &[Expr]) -> Result<Expr> {
+    if let Some(k) = shared.iter().position(|s| s == e) {
+        return Ok(Arc::clone(&columns[k]));
+    }
+    let Some(positions) = unconditional_children(e) else {
+        return Ok(Arc::clone(e));
+    };
+    let children: Vec<Expr> = e.children().into_iter().cloned().collect();
+    let mut changed = false;
+    let mut new_children = Vec::with_capacity(children.len());
+    for (i, child) in children.iter().enumerate() {
+        let new = if positions.contains(&i) {
+            replace(child, shared, columns)?
+        } else {
+            Arc::clone(child)
+        };
+        changed |= !Arc::ptr_eq(&new, child);
+        new_children.push(new);
+    }
+    if changed {
+        Arc::clone(e).with_new_children(new_children)
+    } else {
+        Ok(Arc::clone(e))
+    }
+}
+
+/// Lambda variables sit after the columns of the batch a lambda is
+/// evaluated on: for `e` to read an input `to` columns wide instead of
+/// `from`, each moves by the difference, and the lambdas are made again
+/// around them.
+fn move_lambda_variables(e: Expr, from: usize, to: usize) -> Result<Expr> {
+    if from == to {
+        return Ok(e);
+    }
+    e.transform_up(|node| {
+        Ok(match node.downcast_ref::<LambdaVariable>() {
+            Some(v) if v.index() >= from => Transformed::yes(Arc::new(LambdaVariable::new(
+                v.index() - from + to,
+                Arc::clone(v.field()),
+            )) as Expr),
+            _ => Transformed::no(node),
+        })
+    })
+    .data()
+}
+
+/// How often each subexpression that may be computed ahead occurs, and
+/// whether it occurs in a filter.
+#[derive(Default)]
+struct Counts {
+    seen: HashMap<Expr, (usize, bool)>,
+}
+
+impl Counts {
+    fn add(&mut self, root: &Expr, in_filter: bool) {
+        visit(root, &mut |e| {
+            let entry = self.seen.entry(Arc::clone(e)).or_insert((0, false));
+            entry.0 += 1;
+            entry.1 |= in_filter;
+            true
+        });
+    }
+
+    /// The subexpressions met twice or more (and in a filter, if
+    /// `from_filter`), taken from the top: none inside another, in the
+    /// order they are first met.
+    fn largest_repeated<'a>(
+        &self,
+        roots: impl IntoIterator<Item = &'a Expr>,
+        from_filter: bool,
+    ) -> Vec<Expr> {
+        let mut shared: Vec<Expr> = Vec::new();
+        for root in roots {
+            visit(root, &mut |e| {
+                let repeated = self
+                    .seen
+                    .get(e)
+                    .is_some_and(|&(n, in_filter)| n >= 2 && (in_filter || !from_filter));
+                if repeated && !shared.contains(e) {
+                    shared.push(Arc::clone(e));
+                }
+                !repeated
+            });
+        }
+        shared
+    }
+}
+
+/// Whether `root` uses one of `shared` where it may be computed ahead.
+fn uses_any(root: &Expr, shared: &[Expr]) -> bool {
+    let mut found = false;
+    visit(root, &mut |e| {
+        found |= shared.contains(e);
+        !found
+    });
+    found
+}
+
+/// Calls `f` on each subexpression of `e` (from the top) that may be
+/// computed ahead, for every row, and goes below it when `f` says so.
+fn visit(e: &Expr, f: &mut impl FnMut(&Expr) -> bool) {
+    let Some(positions) = unconditional_children(e) else {
+        return;
+    };
+    if !is_volatile(e) && !f(e) {
+        return;
+    }
+    let children = e.children();
+    for i in positions {
+        if let Some(child) = children.get(i) {
+            visit(child, f);
+        }
+    }
+}
+
+/// The children of `e` that are evaluated for every row `e` is, or `None`
+/// for an expression this rule does not take apart or compute ahead
+/// (columns, literals, lambdas, `CASE` and anything else it does not know).
+fn unconditional_children(e: &Expr) -> Option<Vec<usize>> {
+    let n = e.children().len();
+    if let Some(f) = e.downcast_ref::<ScalarFunctionExpr>() {
+        return Some(if f.fun().short_circuits() {
+            vec![0]
+        } else {
+            (0..n).collect()
+        });
+    }
+    if e.is::<HigherOrderFunctionExpr>() {
+        return Some(
+            e.children()
+                .iter()
+                .enumerate()
+                .filter(|(_, arg)| !wraps_lambda(arg))
+                .map(|(i, _)| i)
+                .collect(),
+        );
+    }
+    if let Some(b) = e.downcast_ref::<BinaryExpr>() {
+        return Some(match b.op() {
+            Operator::And | Operator::Or => vec![0],
+            _ => vec![0, 1],
+        });
+    }
+    let unary = e.is::<CastExpr>()
+        || e.is::<TryCastExpr>()
+        || e.is::<NotExpr>()
+        || e.is::<NegativeExpr>()
+        || e.is::<IsNullExpr>()
+        || e.is::<IsNotNullExpr>();
+    unary.then(|| vec![0])
+}
+
+/// Whether `e` builds lists or structs (with a function, not a cast), or
+/// calls a higher-order function, anywhere in it: the work worth sharing.
+fn is_heavy(e: &Expr, schema: &Schema) -> bool {
+    let nested = |e: &Expr| e.data_type(schema).is_ok_and(|t| t.is_nested());
+    if e.is::<HigherOrderFunctionExpr>() || (e.is::<ScalarFunctionExpr>() && nested(e)) {
+        return true;
+    }
+    e.children().into_iter().any(|c| is_heavy(c, schema))
+}
+
+/// Whether `e` or an expression below it gives a new value on each call.
+fn is_volatile(e: &Expr) -> bool {
+    e.is_volatile_node() || e.children().into_iter().any(is_volatile)
+}
+
+/// Whether `e` is a lambda, or wraps one outside any higher-order function.
+fn wraps_lambda(e: &Expr) -> bool {
+    if e.is::<LambdaExpr>() {
+        return true;
+    }
+    if e.is::<HigherOrderFunctionExpr>() {
+        return false;
+    }
+    e.children().into_iter().any(wraps_lambda)
+}
