@@ -133,10 +133,11 @@ fn as_plain_filter(node: &Plan) -> Result<Option<PlainFilter>> {
     let Some(indices) = filter.projection() else {
         return Ok(Some((Arc::clone(node), None)));
     };
-    let plain: Plan = Arc::new(
-        FilterExec::try_new(Arc::clone(filter.predicate()), Arc::clone(filter.input()))?
-            .with_default_selectivity(filter.default_selectivity())?,
-    );
+    let plain = filter_like(
+        filter,
+        Arc::clone(filter.predicate()),
+        Arc::clone(filter.input()),
+    )?;
     let schema = plain.schema();
     let columns = indices
         .iter()
@@ -147,6 +148,14 @@ fn as_plain_filter(node: &Plan) -> Result<Option<PlainFilter>> {
         .collect::<Vec<_>>();
     let columns = ProjectionExec::try_new(columns, Arc::clone(&plain))?;
     Ok(Some((plain, Some(columns))))
+}
+
+/// A filter of `predicate` over `input` with the settings of `like`.
+fn filter_like(like: &FilterExec, predicate: Expr, input: Plan) -> Result<Plan> {
+    let filter = FilterExec::try_new(predicate, input)?
+        .with_default_selectivity(like.default_selectivity())?
+        .with_batch_size(like.batch_size())?;
+    Ok(Arc::new(filter))
 }
 
 /// `upper` over `lower` as one projection over `lower`'s input, or `None`
@@ -198,18 +207,12 @@ fn share_filter(node: &Plan, projection: Option<&ProjectionExec>) -> Result<Opti
     let first = if cheap.is_empty() {
         input
     } else {
-        Arc::new(
-            FilterExec::try_new(conjunction(cheap), input)?
-                .with_default_selectivity(filter.default_selectivity())?,
-        )
+        filter_like(filter, conjunction(cheap), input)?
     };
     let (below, columns) = compute_below(first, &shared)?;
     let rewrite = |e: &Expr| rewrite_above(e, &shared, &columns, width);
     let costly = costly.iter().map(rewrite).collect::<Result<Vec<_>>>()?;
-    let filtered: Plan = Arc::new(
-        FilterExec::try_new(conjunction(costly), below)?
-            .with_default_selectivity(filter.default_selectivity())?,
-    );
+    let filtered = filter_like(filter, conjunction(costly), below)?;
     let top = match projection {
         Some(p) => {
             let exprs = projected
