@@ -14,7 +14,7 @@
 //! ```text
 //!  ProjectionExec [f(E), g]            ProjectionExec [f(#E), g]
 //!    FilterExec a AND h(E)     ──>       FilterExec h(#E)
-//!      input                               ProjectionExec [input..., E AS #E]
+//!      input                               ProjectionExec [columns read above, E AS #E]
 //!                                            FilterExec a
 //!                                              input
 //! ```
@@ -23,33 +23,36 @@
 //! filter. The conjuncts that do not use it filter first, so `E` is computed
 //! on no row the original filter would not have computed it on. A
 //! projection alone, or a filter alone, with a repeated subexpression is
-//! split the same way.
+//! split the same way. When the filter sits under two projections (a CTE
+//! over a CTE, as in Q8), the upper one is read through the lower one, so
+//! that the filter's copy matches the upper's column.
 //!
 //! Only subexpressions that are evaluated for every row of their node are
 //! taken: not a `CASE` branch, not the right side of `AND`/`OR`, not a
 //! later argument of a short-circuiting function, never a lambda body, and
-//! nothing volatile. The new columns come after the input's, so the columns
-//! that lambdas capture keep their positions; the lambda variables of the
-//! expressions that now read the wider input move along by the number of
-//! new columns.
+//! nothing volatile. The projection below the second filter passes on only
+//! the input columns read above it (filtering list columns is not free),
+//! then the shared ones; the columns of the expressions above, those that
+//! lambdas capture included, are renumbered to match, and their lambda
+//! variables, which come after a batch's columns, move with the new width.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::Schema;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
-use datafusion::common::Result;
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
+use datafusion::common::{internal_err, Result};
 use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::expressions::{
-    BinaryExpr, CastExpr, Column, IsNotNullExpr, IsNullExpr, LambdaExpr, LambdaVariable,
+    BinaryExpr, CastExpr, Column, IsNotNullExpr, IsNullExpr, LambdaExpr, LambdaVariable, Literal,
     NegativeExpr, NotExpr, TryCastExpr,
 };
 use datafusion::physical_expr::{
     conjunction, split_conjunction, HigherOrderFunctionExpr, PhysicalExpr, ScalarFunctionExpr,
 };
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
-use datafusion::physical_plan::filter::FilterExec;
+use datafusion::physical_plan::filter::{FilterExec, FilterExecBuilder};
 use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
 use datafusion::physical_plan::ExecutionPlan;
 
@@ -152,9 +155,22 @@ fn as_plain_filter(node: &Plan) -> Result<Option<PlainFilter>> {
 
 /// A filter of `predicate` over `input` with the settings of `like`.
 fn filter_like(like: &FilterExec, predicate: Expr, input: Plan) -> Result<Plan> {
-    let filter = FilterExec::try_new(predicate, input)?
-        .with_default_selectivity(like.default_selectivity())?
-        .with_batch_size(like.batch_size())?;
+    filter_projecting(like, predicate, input, None)
+}
+
+/// A filter of `predicate` over `input` with the settings of `like` that
+/// passes on only the columns `projection`, if given.
+fn filter_projecting(
+    like: &FilterExec,
+    predicate: Expr,
+    input: Plan,
+    projection: Option<Vec<usize>>,
+) -> Result<Plan> {
+    let filter = FilterExecBuilder::new(predicate, input)
+        .apply_projection(projection)?
+        .with_default_selectivity(like.default_selectivity())
+        .with_batch_size(like.batch_size())
+        .build()?;
     Ok(Arc::new(filter))
 }
 
@@ -209,21 +225,68 @@ fn share_filter(node: &Plan, projection: Option<&ProjectionExec>) -> Result<Opti
     } else {
         filter_like(filter, conjunction(cheap), input)?
     };
-    let (below, columns) = compute_below(first, &shared)?;
-    let rewrite = |e: &Expr| rewrite_above(e, &shared, &columns, width);
-    let costly = costly.iter().map(rewrite).collect::<Result<Vec<_>>>()?;
-    let filtered = filter_like(filter, conjunction(costly), below)?;
+    // The shared values as columns after the input's, then only the input
+    // columns read above (a filter of lists costs per column it carries).
+    let names = shared_names(&schema, shared.len());
+    let placeholders = placeholders(&names, width);
+    let costly = costly
+        .iter()
+        .map(|e| replace(e, &shared, &placeholders))
+        .collect::<Result<Vec<_>>>()?;
+    let projected = projected
+        .iter()
+        .map(|e| Ok((replace(&e.expr, &shared, &placeholders)?, e.alias.clone())))
+        .collect::<Result<Vec<_>>>()?;
+    let kept: Vec<usize> = match projection {
+        Some(_) => {
+            let mut used = vec![false; width];
+            for e in costly.iter().chain(projected.iter().map(|(e, _)| e)) {
+                mark_columns(e, &mut used)?;
+            }
+            (0..width).filter(|&i| used[i]).collect()
+        }
+        None => (0..width).collect(),
+    };
+    let below = compute_below(first, &kept, &shared, &names)?;
+    let below_width = kept.len() + shared.len();
+    let positions = positions_after(width, &kept, shared.len());
+    let renumbered = |e: Expr| renumber(e, &positions, width, below_width);
+    let costly = costly
+        .into_iter()
+        .map(renumbered)
+        .collect::<Result<Vec<_>>>()?;
     let top = match projection {
         Some(p) => {
+            let projected = projected
+                .into_iter()
+                .map(|(e, alias)| Ok((renumbered(e)?, alias)))
+                .collect::<Result<Vec<_>>>()?;
+            // The filter passes on only what the projection reads.
+            let mut used = vec![false; below_width];
+            for (e, _) in &projected {
+                mark_columns(e, &mut used)?;
+            }
+            let passed: Vec<usize> = (0..below_width).filter(|&i| used[i]).collect();
+            let mut positions = vec![None; below_width];
+            for (p, &i) in passed.iter().enumerate() {
+                positions[i] = Some(p);
+            }
+            let filtered =
+                filter_projecting(filter, conjunction(costly), below, Some(passed.clone()))?;
             let exprs = projected
-                .iter()
-                .map(|e| Ok(ProjectionExpr::new(rewrite(&e.expr)?, e.alias.clone())))
+                .into_iter()
+                .map(|(e, alias)| {
+                    let e = renumber(e, &positions, below_width, passed.len())?;
+                    Ok(ProjectionExpr::new(e, alias))
+                })
                 .collect::<Result<Vec<_>>>()?;
             ProjectionExec::try_new_with_schema_metadata(exprs, filtered, &p.schema())?
         }
         // The filter's own columns, without the shared ones.
         None => {
             let schema = filter.schema();
+            let columns: Vec<usize> = (0..width).collect();
+            let filtered = filter_projecting(filter, conjunction(costly), below, Some(columns))?;
             let exprs = schema.fields().iter().enumerate().map(|(i, f)| {
                 ProjectionExpr::new(Arc::new(Column::new(f.name(), i)) as Expr, f.name().clone())
             });
@@ -248,13 +311,19 @@ fn share_projection(projection: &ProjectionExec) -> Result<Option<Plan>> {
         return Ok(None);
     }
     let input = Arc::clone(projection.input());
-    let width = input.schema().fields().len();
-    let (below, columns) = compute_below(input, &shared)?;
+    let schema = input.schema();
+    let width = schema.fields().len();
+    let names = shared_names(&schema, shared.len());
+    let placeholders = placeholders(&names, width);
+    let all: Vec<usize> = (0..width).collect();
+    let below = compute_below(input, &all, &shared, &names)?;
+    let positions = positions_after(width, &all, shared.len());
     let exprs = projection
         .expr()
         .iter()
         .map(|e| {
-            let expr = rewrite_above(&e.expr, &shared, &columns, width)?;
+            let expr = replace(&e.expr, &shared, &placeholders)?;
+            let expr = renumber(expr, &positions, width, width + shared.len())?;
             Ok(ProjectionExpr::new(expr, e.alias.clone()))
         })
         .collect::<Result<Vec<_>>>()?;
@@ -263,29 +332,103 @@ fn share_projection(projection: &ProjectionExec) -> Result<Option<Plan>> {
     )))
 }
 
-/// A projection over `input` that passes its columns through and adds one
-/// column for each of `shared`; and those columns' expressions.
-fn compute_below(input: Plan, shared: &[Expr]) -> Result<(Plan, Vec<Expr>)> {
-    let schema = input.schema();
-    let width = schema.fields().len();
-    let mut exprs: Vec<ProjectionExpr> = schema
-        .fields()
+/// Names for `n` shared columns that none of `schema`'s fields has.
+fn shared_names(schema: &Schema, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|k| {
+            let mut name = format!("__shared_{k}");
+            while schema.fields().iter().any(|f| *f.name() == name) {
+                name.insert(0, '_');
+            }
+            name
+        })
+        .collect()
+}
+
+/// Columns standing for the shared values while the expressions above are
+/// rewritten: after the `width` columns of the input.
+fn placeholders(names: &[String], width: usize) -> Vec<Expr> {
+    names
         .iter()
         .enumerate()
-        .map(|(i, f)| {
-            ProjectionExpr::new(Arc::new(Column::new(f.name(), i)) as Expr, f.name().clone())
-        })
-        .collect();
-    let mut columns = Vec::with_capacity(shared.len());
-    for (k, e) in shared.iter().enumerate() {
-        let mut name = format!("__shared_{k}");
-        while schema.fields().iter().any(|f| *f.name() == name) {
-            name.insert(0, '_');
+        .map(|(k, name)| Arc::new(Column::new(name, width + k)) as Expr)
+        .collect()
+}
+
+/// A projection over `input` that passes its columns `kept` through and
+/// adds a column `names[k]` for each of `shared`.
+fn compute_below(input: Plan, kept: &[usize], shared: &[Expr], names: &[String]) -> Result<Plan> {
+    let schema = input.schema();
+    let passed = kept.iter().map(|&i| {
+        let name = schema.field(i).name();
+        ProjectionExpr::new(Arc::new(Column::new(name, i)) as Expr, name.clone())
+    });
+    let computed = shared
+        .iter()
+        .zip(names)
+        .map(|(e, name)| ProjectionExpr::new(Arc::clone(e), name.clone()));
+    let exprs: Vec<ProjectionExpr> = passed.chain(computed).collect();
+    Ok(Arc::new(ProjectionExec::try_new(exprs, input)?))
+}
+
+/// Marks the input columns (below `used.len()`) that `e` reads, inside
+/// lambdas too.
+fn mark_columns(e: &Expr, used: &mut [bool]) -> Result<()> {
+    e.apply(|node| {
+        if let Some(column) = node.downcast_ref::<Column>() {
+            if let Some(slot) = used.get_mut(column.index()) {
+                *slot = true;
+            }
         }
-        columns.push(Arc::new(Column::new(&name, width + k)) as Expr);
-        exprs.push(ProjectionExpr::new(Arc::clone(e), name));
+        Ok(TreeNodeRecursion::Continue)
+    })
+    .map(|_| ())
+}
+
+/// Where each of the `width` input columns and then the `shared` columns
+/// after them lands in the projection of [`compute_below`] that passes on
+/// the input columns `kept`.
+fn positions_after(width: usize, kept: &[usize], shared: usize) -> Vec<Option<usize>> {
+    let mut positions = vec![None; width];
+    for (p, &i) in kept.iter().enumerate() {
+        positions[i] = Some(p);
     }
-    Ok((Arc::new(ProjectionExec::try_new(exprs, input)?), columns))
+    positions.extend((0..shared).map(|k| Some(kept.len() + k)));
+    positions
+}
+
+/// `e` made to read column `positions[i]` where it read column `i`, inside
+/// lambdas too. Lambda variables sit after all of a batch's columns: those
+/// from `lambda_base` on move to start at `new_width`, and the lambdas are
+/// made again around them.
+fn renumber(
+    e: Expr,
+    positions: &[Option<usize>],
+    lambda_base: usize,
+    new_width: usize,
+) -> Result<Expr> {
+    e.transform_up(|node| {
+        if let Some(column) = node.downcast_ref::<Column>() {
+            let i = column.index();
+            return match positions.get(i).copied().flatten() {
+                Some(to) if to == i => Ok(Transformed::no(node)),
+                Some(to) => Ok(Transformed::yes(
+                    Arc::new(Column::new(column.name(), to)) as Expr
+                )),
+                None => internal_err!("column {i} is read but not passed on"),
+            };
+        }
+        Ok(match node.downcast_ref::<LambdaVariable>() {
+            Some(v) if v.index() >= lambda_base && lambda_base != new_width => {
+                Transformed::yes(Arc::new(LambdaVariable::new(
+                    v.index() - lambda_base + new_width,
+                    Arc::clone(v.field()),
+                )) as Expr)
+            }
+            _ => Transformed::no(node),
+        })
+    })
+    .data()
 }
 
 /// The expressions of `upper` over the input of `lower`, with `lower`'s
@@ -309,12 +452,16 @@ fn inline(upper: &ProjectionExec, lower: &ProjectionExec) -> Result<Option<Vec<P
 }
 
 /// `e` with `lower[i]` in place of each column `i`; `None` when such a
-/// column, inside a lambda, is not a plain column of `lower`'s input.
+/// column, inside a lambda, is not a plain column of `lower`'s input, or is
+/// an expression that sharing could not take back out if it were copied
+/// (a `CASE`, say).
 fn substitute(e: &Expr, lower: &[Expr], in_lambda: bool) -> Result<Option<Expr>> {
     if let Some(column) = e.downcast_ref::<Column>() {
+        let plain = |target: &&Expr| target.is::<Column>() || target.is::<Literal>();
+        let shareable = |target: &&Expr| unconditional_children(target).is_some();
         return Ok(lower
             .get(column.index())
-            .filter(|target| !in_lambda || target.is::<Column>())
+            .filter(|target| plain(target) || (!in_lambda && shareable(target)))
             .cloned());
     }
     let in_lambda = in_lambda || e.is::<LambdaExpr>();
@@ -330,13 +477,6 @@ fn substitute(e: &Expr, lower: &[Expr], in_lambda: bool) -> Result<Option<Expr>>
         }
     }
     Arc::clone(e).with_new_children(new_children).map(Some)
-}
-
-/// `e` reading the shared columns (`shared[k]` is `columns[k]`) from an
-/// input `width` columns wide plus those columns.
-fn rewrite_above(e: &Expr, shared: &[Expr], columns: &[Expr], width: usize) -> Result<Expr> {
-    let replaced = replace(e, shared, columns)?;
-    move_lambda_variables(replaced, width, width + columns.len())
 }
 
 /// `e` with each unconditional occurrence of `shared[k]` replaced by
