@@ -144,10 +144,7 @@ fn as_plain_filter(node: &Plan) -> Result<Option<PlainFilter>> {
     let schema = plain.schema();
     let columns = indices
         .iter()
-        .map(|&i| {
-            let name = schema.field(i).name();
-            ProjectionExpr::new(Arc::new(Column::new(name, i)) as Expr, name.clone())
-        })
+        .map(|&i| pass_column(&schema, i))
         .collect::<Vec<_>>();
     let columns = ProjectionExec::try_new(columns, Arc::clone(&plain))?;
     Ok(Some((plain, Some(columns))))
@@ -287,9 +284,7 @@ fn share_filter(node: &Plan, projection: Option<&ProjectionExec>) -> Result<Opti
             let schema = filter.schema();
             let columns: Vec<usize> = (0..width).collect();
             let filtered = filter_projecting(filter, conjunction(costly), below, Some(columns))?;
-            let exprs = schema.fields().iter().enumerate().map(|(i, f)| {
-                ProjectionExpr::new(Arc::new(Column::new(f.name(), i)) as Expr, f.name().clone())
-            });
+            let exprs = (0..width).map(|i| pass_column(&schema, i));
             ProjectionExec::try_new_with_schema_metadata(exprs, filtered, &schema)?
         }
     };
@@ -332,6 +327,12 @@ fn share_projection(projection: &ProjectionExec) -> Result<Option<Plan>> {
     )))
 }
 
+/// Column `i` of `schema`, passed on under its own name.
+fn pass_column(schema: &Schema, i: usize) -> ProjectionExpr {
+    let name = schema.field(i).name();
+    ProjectionExpr::new(Arc::new(Column::new(name, i)) as Expr, name.clone())
+}
+
 /// Names for `n` shared columns that none of `schema`'s fields has.
 fn shared_names(schema: &Schema, n: usize) -> Vec<String> {
     (0..n)
@@ -359,10 +360,7 @@ fn placeholders(names: &[String], width: usize) -> Vec<Expr> {
 /// adds a column `names[k]` for each of `shared`.
 fn compute_below(input: Plan, kept: &[usize], shared: &[Expr], names: &[String]) -> Result<Plan> {
     let schema = input.schema();
-    let passed = kept.iter().map(|&i| {
-        let name = schema.field(i).name();
-        ProjectionExpr::new(Arc::new(Column::new(name, i)) as Expr, name.clone())
-    });
+    let passed = kept.iter().map(|&i| pass_column(&schema, i));
     let computed = shared
         .iter()
         .zip(names)
@@ -438,11 +436,12 @@ fn inline(upper: &ProjectionExec, lower: &ProjectionExec) -> Result<Option<Vec<P
     let lower_exprs: Vec<Expr> = lower.expr().iter().map(|p| Arc::clone(&p.expr)).collect();
     let from = lower_exprs.len();
     let to = lower.input().schema().fields().len();
+    let same: Vec<Option<usize>> = (0..from).map(Some).collect();
     let mut inlined = Vec::with_capacity(upper.expr().len());
     for p in upper.expr() {
         // The lambda variables of `upper` first, while every lambda
         // variable is one of its own.
-        let moved = move_lambda_variables(Arc::clone(&p.expr), from, to)?;
+        let moved = renumber(Arc::clone(&p.expr), &same, from, to)?;
         match substitute(&moved, &lower_exprs, false)? {
             Some(e) => inlined.push(ProjectionExpr::new(e, p.alias.clone())),
             None => return Ok(None),
@@ -505,26 +504,6 @@ fn replace(e: &Expr, shared: &[Expr], columns: &[Expr]) -> Result<Expr> {
     } else {
         Ok(Arc::clone(e))
     }
-}
-
-/// Lambda variables sit after the columns of the batch a lambda is
-/// evaluated on: for `e` to read an input `to` columns wide instead of
-/// `from`, each moves by the difference, and the lambdas are made again
-/// around them.
-fn move_lambda_variables(e: Expr, from: usize, to: usize) -> Result<Expr> {
-    if from == to {
-        return Ok(e);
-    }
-    e.transform_up(|node| {
-        Ok(match node.downcast_ref::<LambdaVariable>() {
-            Some(v) if v.index() >= from => Transformed::yes(Arc::new(LambdaVariable::new(
-                v.index() - from + to,
-                Arc::clone(v.field()),
-            )) as Expr),
-            _ => Transformed::no(node),
-        })
-    })
-    .data()
 }
 
 /// How often each subexpression that may be computed ahead occurs, and
