@@ -51,6 +51,7 @@ use datafusion::physical_expr::expressions::{
 use datafusion::physical_expr::{
     conjunction, split_conjunction, HigherOrderFunctionExpr, PhysicalExpr, ScalarFunctionExpr,
 };
+use datafusion::physical_expr_common::physical_expr::is_volatile;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::filter::{FilterExec, FilterExecBuilder};
 use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
@@ -620,11 +621,6 @@ fn is_heavy(e: &Expr, schema: &Schema) -> bool {
         return true;
     }
     e.children().into_iter().any(|c| is_heavy(c, schema))
-}
-
-/// Whether `e` or an expression below it gives a new value on each call.
-fn is_volatile(e: &Expr) -> bool {
-    e.is_volatile_node() || e.children().into_iter().any(is_volatile)
 }
 
 /// Whether `e` is a lambda, or wraps one outside any higher-order function.
