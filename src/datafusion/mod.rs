@@ -38,6 +38,7 @@ pub mod index;
 mod opener;
 mod projection;
 mod shared;
+mod simplify;
 mod source;
 mod store;
 
@@ -47,6 +48,7 @@ use async_trait::async_trait;
 use datafusion::datasource::listing::{ListingOptions, ListingTableUrl};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::optimizer::{Optimizer, OptimizerRule};
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 
 pub use file_format::{RNTupleFormat, RNTupleFormatFactory};
@@ -190,17 +192,36 @@ pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
     let state = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
+        .with_optimizer_rules(optimizer_rules())
         .with_physical_optimizer_rule(Arc::new(shared::ShareSubexpressions))
         .build();
     let ctx = SessionContext::new_with_state(state);
-    // Common subexpression elimination moves expressions that a lambda
-    // captures (`array_transform(o, k -> pt[k])` with `pt` computed in a
-    // CTE) into a projection below it, and the lambda then reads the wrong
-    // column ("Field of physical LambdaVariable ... doesn't match"). Analysis
-    // queries lean on lambdas, so the rule is left out.
-    ctx.remove_optimizer_rule("common_sub_expression_eliminate");
     register(&ctx);
     ctx
+}
+
+/// DataFusion's logical optimizer rules, with two changes.
+///
+/// - Common subexpression elimination is left out. It moves expressions that
+///   a lambda captures (`array_transform(o, k -> pt[k])` with `pt` computed
+///   in a CTE) into a projection below it, and the lambda then reads the
+///   wrong column ("Field of physical LambdaVariable ... doesn't match").
+///   Analysis queries lean on lambdas; the physical rule of `shared.rs`
+///   computes repeated subexpressions once instead.
+/// - The expression simplifier skips table scans without filters
+///   (`simplify.rs`): wide NanoAOD tables made it rebuild a schema of a
+///   thousand columns in every pass.
+fn optimizer_rules() -> Vec<Arc<dyn OptimizerRule + Send + Sync>> {
+    Optimizer::new()
+        .rules
+        .into_iter()
+        .filter(|rule| rule.name() != "common_sub_expression_eliminate")
+        .map(|rule| match rule.name() {
+            "simplify_expressions" => Arc::new(simplify::SimplifyExpressions::default())
+                as Arc<dyn OptimizerRule + Send + Sync>,
+            _ => rule,
+        })
+        .collect()
 }
 
 /// Adds the `rntuple` format (`STORED AS RNTUPLE`) and the HEP functions to
