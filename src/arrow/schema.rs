@@ -176,7 +176,7 @@ pub fn map_descriptor(descriptor: &Descriptor) -> ArrowMapping {
         let Some(field) = descriptor.field(id) else {
             continue;
         };
-        match build_node(descriptor, field, Some(1), 0) {
+        match build_node(descriptor, field, None, Some(1), 0) {
             Ok(node) => nodes.push(node),
             Err(reason) => skipped.push(SkippedField {
                 name: field.name.clone(),
@@ -246,7 +246,8 @@ pub fn map_descriptor(descriptor: &Descriptor) -> ArrowMapping {
 }
 
 fn field_metadata(field: &FieldDescriptor) -> HashMap<String, String> {
-    let mut m = HashMap::from([(metadata::TYPE.to_string(), field.type_name.clone())]);
+    let mut m = HashMap::with_capacity(3);
+    m.insert(metadata::TYPE.to_string(), field.type_name.clone());
     if !field.type_alias.is_empty() {
         m.insert(metadata::ALIAS.to_string(), field.type_alias.clone());
     }
@@ -383,9 +384,12 @@ fn starts_with_any(name: &str, prefixes: &[&str]) -> bool {
     prefixes.iter().any(|p| name.starts_with(p))
 }
 
+/// The node of `field`. Its Arrow field is named `name` (a list's item is
+/// "item") or, by default, as the field.
 fn build_node(
     d: &Descriptor,
     field: &FieldDescriptor,
+    name: Option<&str>,
     per_entry: Option<u64>,
     depth: usize,
 ) -> std::result::Result<FieldNode, String> {
@@ -394,7 +398,10 @@ fn build_node(
     }
     let type_name = field.type_name.as_str();
     let child_node =
-        |child: &FieldDescriptor, per: Option<u64>| build_node(d, child, per, depth + 1);
+        |child: &FieldDescriptor, per: Option<u64>| build_node(d, child, None, per, depth + 1);
+    let item_node = |child: &FieldDescriptor, per: Option<u64>| {
+        build_node(d, child, Some("item"), per, depth + 1)
+    };
     let mut nullable = false;
     let (kind, data_type) = match field.role {
         StructuralRole::Unknown(code) => return Err(format!("unknown structural role {code:#x}")),
@@ -476,12 +483,9 @@ fn build_node(
                 let dt = child.arrow.data_type().clone();
                 (NodeKind::Nullable(Box::new(child)), dt)
             } else {
-                let child = child_node(child, None)?;
-                let item = child.arrow.as_ref().clone().with_name("item");
-                (
-                    NodeKind::List(Box::new(child)),
-                    DataType::List(Arc::new(item)),
-                )
+                let child = item_node(child, None)?;
+                let dt = DataType::List(child.arrow.clone());
+                (NodeKind::List(Box::new(child)), dt)
             }
         }
         StructuralRole::Plain => {
@@ -515,9 +519,8 @@ fn build_node(
                     )
                 } else {
                     check_columns(d, field, 0, &[])?;
-                    let child = child_node(only_child(d, field)?, per)?;
-                    let item = child.arrow.as_ref().clone().with_name("item");
-                    let dt = DataType::FixedSizeList(Arc::new(item), n as i32);
+                    let child = item_node(only_child(d, field)?, per)?;
+                    let dt = DataType::FixedSizeList(child.arrow.clone(), n as i32);
                     (NodeKind::FixedSizeList(Box::new(child), n_usize), dt)
                 }
             } else if let Some(leaf) = Leaf::from_type_name(type_name) {
@@ -533,8 +536,8 @@ fn build_node(
             }
         }
     };
-    let arrow =
-        Field::new(field.name.clone(), data_type, nullable).with_metadata(field_metadata(field));
+    let name = name.map_or_else(|| field.name.clone(), str::to_string);
+    let arrow = Field::new(name, data_type, nullable).with_metadata(field_metadata(field));
     Ok(FieldNode {
         field_id: field.id,
         arrow: Arc::new(arrow),
@@ -611,19 +614,14 @@ fn prune(node: &FieldNode, path: &[&str]) -> Option<FieldNode> {
                 prune(child, path)?
             };
             let (kind, dt) = match &node.kind {
+                // A list's item node is named "item" already.
                 NodeKind::List(_) => {
-                    let item = inner.arrow.as_ref().clone().with_name("item");
-                    (
-                        NodeKind::List(Box::new(inner)),
-                        DataType::List(Arc::new(item)),
-                    )
+                    let dt = DataType::List(inner.arrow.clone());
+                    (NodeKind::List(Box::new(inner)), dt)
                 }
                 NodeKind::FixedSizeList(_, n) => {
-                    let item = inner.arrow.as_ref().clone().with_name("item");
-                    (
-                        NodeKind::FixedSizeList(Box::new(inner), *n),
-                        DataType::FixedSizeList(Arc::new(item), *n as i32),
-                    )
+                    let dt = DataType::FixedSizeList(inner.arrow.clone(), *n as i32);
+                    (NodeKind::FixedSizeList(Box::new(inner), *n), dt)
                 }
                 NodeKind::Nullable(_) => {
                     let dt = inner.arrow.data_type().clone();
@@ -664,15 +662,10 @@ fn merge(a: &FieldNode, b: &FieldNode) -> FieldNode {
         }
         (NodeKind::List(x), NodeKind::List(y)) => {
             let inner = merge(x, y);
-            let item = inner.arrow.as_ref().clone().with_name("item");
+            let dt = DataType::List(inner.arrow.clone());
             FieldNode {
                 field_id: a.field_id,
-                arrow: Arc::new(
-                    a.arrow
-                        .as_ref()
-                        .clone()
-                        .with_data_type(DataType::List(Arc::new(item))),
-                ),
+                arrow: Arc::new(a.arrow.as_ref().clone().with_data_type(dt)),
                 kind: NodeKind::List(Box::new(inner)),
                 per_entry: a.per_entry,
             }
