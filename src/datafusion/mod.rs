@@ -33,6 +33,7 @@
 //! ```
 
 mod file_format;
+mod filter;
 pub mod functions;
 pub mod index;
 mod opener;
@@ -194,6 +195,7 @@ pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
         .with_default_features()
         .with_optimizer_rules(optimizer_rules())
         .with_physical_optimizer_rule(Arc::new(shared::ShareSubexpressions))
+        .with_physical_optimizer_rule(Arc::new(filter::FilterLists))
         .build();
     let ctx = SessionContext::new_with_state(state);
     register(&ctx);
