@@ -27,6 +27,7 @@
 //! | `list_select(list, positions)` | the elements at 1-based `positions` (a list), as DuckDB's; gathers the objects of `pairs`/`triples` |
 //! | `pairs(n)` / `triples(n)` | every distinct pair / triple of indices `1..=n` (or of a list's elements), as `List<Struct{i, j[, k]}>`, 1-based for `list[i]` |
 //! | `cardinality(list)` | DataFusion's function, with flat lists counted from the batch's offsets (see `length.rs`) |
+//! | `array_concat(list, ...)` | DataFusion's function, with list columns joined by one gather of their values (see `concat.rs`) |
 //!
 //! ```sql
 //! -- the azimuthal distance of the two leading muons
@@ -47,6 +48,7 @@
 //! ```
 
 mod combinations;
+mod concat;
 mod kinematics;
 pub(crate) mod length;
 mod position;
@@ -62,6 +64,7 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{ColumnarValue, ScalarUDF};
 
 pub use combinations::Combinations;
+pub use concat::ArrayConcat;
 pub use kinematics::{DeltaPhi, DeltaR, FourVector, InvMass, MinDeltaR, TransverseMass};
 pub use length::Cardinality;
 pub use position::ArgExtreme;
@@ -84,6 +87,7 @@ pub fn all() -> Vec<ScalarUDF> {
         ScalarUDF::from(FourVector::new()),
         ScalarUDF::from(ListSelect::new()),
         ScalarUDF::from(Cardinality::new()),
+        ScalarUDF::from(ArrayConcat::new()),
     ]
 }
 
