@@ -17,76 +17,37 @@ use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field};
 use datafusion::arrow::compute::{concat, take};
 use datafusion::error::Result;
-use datafusion::logical_expr::{
-    ColumnarValue, Documentation, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
-};
+use datafusion::logical_expr::{ColumnarValue, ScalarUDF};
 
-/// `array_concat` (and its aliases), with a gather for list columns.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct ArrayConcat {
-    inner: Arc<ScalarUDF>,
+use super::fast_path::FastPath;
+
+/// `array_concat` (and its aliases), with list columns joined by a gather.
+pub fn array_concat() -> ScalarUDF {
+    ScalarUDF::from(FastPath::new(
+        datafusion::functions_nested::concat::array_concat_udf(),
+        list_columns,
+    ))
 }
 
-impl ArrayConcat {
-    pub fn new() -> Self {
-        Self {
-            inner: datafusion::functions_nested::concat::array_concat_udf(),
-        }
-    }
-}
-
-impl Default for ArrayConcat {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl ScalarUDFImpl for ArrayConcat {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    fn aliases(&self) -> &[String] {
-        self.inner.aliases()
-    }
-
-    fn signature(&self) -> &Signature {
-        self.inner.signature()
-    }
-
-    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
-        self.inner.return_type(arg_types)
-    }
-
-    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
-        self.inner.coerce_types(arg_types)
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let arrays: Option<Vec<&ArrayRef>> = args
-            .args
-            .iter()
-            .map(|arg| match arg {
-                ColumnarValue::Array(array) => Some(array),
-                ColumnarValue::Scalar(_) => None,
-            })
-            .collect();
-        if let Some(arrays) = arrays.filter(|a| !a.is_empty()) {
-            let joined = match arrays[0].data_type() {
-                DataType::List(_) => lists::<i32>(&arrays)?,
-                DataType::LargeList(_) => lists::<i64>(&arrays)?,
-                _ => None,
-            };
-            if let Some(joined) = joined {
-                return Ok(ColumnarValue::Array(joined));
-            }
-        }
-        self.inner.invoke_with_args(args)
-    }
-
-    fn documentation(&self) -> Option<&Documentation> {
-        self.inner.documentation()
-    }
+/// The concatenation of list columns (see [`lists`]); `None` for other
+/// arguments.
+fn list_columns(args: &[ColumnarValue]) -> Result<Option<ColumnarValue>> {
+    let arrays: Option<Vec<&ArrayRef>> = args
+        .iter()
+        .map(|arg| match arg {
+            ColumnarValue::Array(array) => Some(array),
+            ColumnarValue::Scalar(_) => None,
+        })
+        .collect();
+    let Some(arrays) = arrays else {
+        return Ok(None);
+    };
+    let joined = match arrays.first().map(|a| a.data_type()) {
+        Some(DataType::List(_)) => lists::<i32>(&arrays)?,
+        Some(DataType::LargeList(_)) => lists::<i64>(&arrays)?,
+        _ => None,
+    };
+    Ok(joined.map(ColumnarValue::Array))
 }
 
 /// The row-by-row concatenation of `arrays`, or `None` unless they are all
@@ -162,6 +123,7 @@ mod tests {
     use arrow_schema::Fields;
     use datafusion::common::config::ConfigOptions;
     use datafusion::common::ScalarValue;
+    use datafusion::logical_expr::{ScalarFunctionArgs, ScalarUDFImpl};
 
     use super::*;
 
@@ -226,7 +188,7 @@ mod tests {
     /// The same lists as DataFusion's `array_concat`, whole and sliced.
     #[test]
     fn joins_lists_as_datafusion_does() {
-        let ours = ArrayConcat::new();
+        let ours = array_concat();
         let theirs = datafusion::functions_nested::concat::array_concat_udf();
         let cases: Vec<Vec<ArrayRef>> = vec![
             vec![floats(1, 50, false), floats(2, 50, true)],
@@ -245,7 +207,7 @@ mod tests {
                     .map(|a| ColumnarValue::Array(a.slice(offset, len)))
                     .collect();
                 let expected = call(theirs.inner().as_ref(), args.clone(), len);
-                let actual = call(&ours, args, len);
+                let actual = call(ours.inner().as_ref(), args, len);
                 assert_eq!(actual.as_ref(), expected.as_ref(), "{offset}+{len}");
                 actual.to_data().validate_full().expect("a valid array");
             }
@@ -255,7 +217,7 @@ mod tests {
     /// Null rows and scalars take DataFusion's path, with its results.
     #[test]
     fn hands_other_arguments_to_datafusion() {
-        let ours = ArrayConcat::new();
+        let ours = array_concat();
         let theirs = datafusion::functions_nested::concat::array_concat_udf();
         let mut b = ListBuilder::new(Float32Builder::new());
         b.append_value([Some(1.0), Some(2.0)]);
@@ -274,13 +236,17 @@ mod tests {
             ],
         ] {
             let expected = call(theirs.inner().as_ref(), args.clone(), 3);
-            let actual = call(&ours, args, 3);
+            let actual = call(ours.inner().as_ref(), args, 3);
             assert_eq!(actual.as_ref(), expected.as_ref());
         }
         assert!(lists::<i32>(&[&with_null]).expect("no error").is_none());
         let plain = floats(1, 5, true);
         assert!(lists::<i32>(&[&plain, &plain]).expect("no error").is_some());
-        let joined = call(&ours, vec![ColumnarValue::Array(floats(0, 4, false))], 4);
+        let joined = call(
+            ours.inner().as_ref(),
+            vec![ColumnarValue::Array(floats(0, 4, false))],
+            4,
+        );
         assert_eq!(joined.as_list::<i32>().value_length(3), 1);
     }
 }

@@ -14,79 +14,35 @@ use arrow_array::{Array, ArrayRef, GenericListArray, OffsetSizeTrait, UInt64Arra
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_schema::DataType;
 use datafusion::error::Result;
-use datafusion::logical_expr::{
-    ColumnarValue, Documentation, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
-};
+use datafusion::logical_expr::{ColumnarValue, ScalarUDF};
 
-/// `cardinality`, with a vectorised path for lists of non-list items.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct Cardinality {
-    inner: Arc<ScalarUDF>,
+use super::fast_path::FastPath;
+use super::is_list;
+
+/// `cardinality`, with the flat lists counted from their offsets.
+pub fn cardinality() -> ScalarUDF {
+    ScalarUDF::from(FastPath::new(
+        datafusion::functions_nested::cardinality::cardinality_udf(),
+        flat_lengths,
+    ))
 }
 
-impl Cardinality {
-    pub fn new() -> Self {
-        Self {
-            inner: datafusion::functions_nested::cardinality::cardinality_udf(),
+/// The lengths of a column of lists of non-list items; `None` for other
+/// arguments.
+fn flat_lengths(args: &[ColumnarValue]) -> Result<Option<ColumnarValue>> {
+    let [ColumnarValue::Array(array)] = args else {
+        return Ok(None);
+    };
+    let lengths = match array.data_type() {
+        DataType::List(item) if !is_list(item.data_type()) => {
+            array.as_any().downcast_ref().map(lengths::<i32>)
         }
-    }
-}
-
-impl Default for Cardinality {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl ScalarUDFImpl for Cardinality {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    fn aliases(&self) -> &[String] {
-        self.inner.aliases()
-    }
-
-    fn signature(&self) -> &Signature {
-        self.inner.signature()
-    }
-
-    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
-        self.inner.return_type(arg_types)
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        if let [ColumnarValue::Array(array)] = args.args.as_slice() {
-            let lengths = match array.data_type() {
-                DataType::List(item) if !is_list(item.data_type()) => {
-                    array.as_any().downcast_ref().map(lengths::<i32>)
-                }
-                DataType::LargeList(item) if !is_list(item.data_type()) => {
-                    array.as_any().downcast_ref().map(lengths::<i64>)
-                }
-                _ => None,
-            };
-            if let Some(lengths) = lengths {
-                return Ok(ColumnarValue::Array(lengths));
-            }
+        DataType::LargeList(item) if !is_list(item.data_type()) => {
+            array.as_any().downcast_ref().map(lengths::<i64>)
         }
-        self.inner.invoke_with_args(args)
-    }
-
-    fn documentation(&self) -> Option<&Documentation> {
-        self.inner.documentation()
-    }
-}
-
-fn is_list(dt: &DataType) -> bool {
-    matches!(
-        dt,
-        DataType::List(_)
-            | DataType::LargeList(_)
-            | DataType::FixedSizeList(..)
-            | DataType::ListView(_)
-            | DataType::LargeListView(_)
-    )
+        _ => None,
+    };
+    Ok(lengths.map(ColumnarValue::Array))
 }
 
 /// Each row's number of items; null for a null row.

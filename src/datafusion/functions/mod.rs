@@ -49,6 +49,7 @@
 
 mod combinations;
 mod concat;
+mod fast_path;
 mod kinematics;
 pub(crate) mod length;
 mod position;
@@ -64,9 +65,10 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{ColumnarValue, ScalarUDF};
 
 pub use combinations::Combinations;
-pub use concat::ArrayConcat;
+pub use concat::array_concat;
+pub use fast_path::{FastPath, Kernel};
 pub use kinematics::{DeltaPhi, DeltaR, FourVector, InvMass, MinDeltaR, TransverseMass};
-pub use length::Cardinality;
+pub use length::cardinality;
 pub use position::ArgExtreme;
 pub use select::ListSelect;
 
@@ -86,8 +88,8 @@ pub fn all() -> Vec<ScalarUDF> {
         ScalarUDF::from(MinDeltaR::new()),
         ScalarUDF::from(FourVector::new()),
         ScalarUDF::from(ListSelect::new()),
-        ScalarUDF::from(Cardinality::new()),
-        ScalarUDF::from(ArrayConcat::new()),
+        cardinality(),
+        array_concat(),
     ]
 }
 
