@@ -202,8 +202,10 @@ pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
     ctx
 }
 
-/// DataFusion's logical optimizer rules, with two changes.
+/// DataFusion's logical optimizer rules, with three changes.
 ///
+/// - First, the functions that SQL syntax plans directly (`list[i]`,
+///   `a || b`) become this crate's faster versions (`functions::FastPath`).
 /// - Common subexpression elimination is left out. It moves expressions that
 ///   a lambda captures (`array_transform(o, k -> pt[k])` with `pt` computed
 ///   in a CTE) into a projection below it, and the lambda then reads the
@@ -214,9 +216,9 @@ pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
 ///   (`simplify.rs`): wide NanoAOD tables made it rebuild a schema of a
 ///   thousand columns in every pass.
 fn optimizer_rules() -> Vec<Arc<dyn OptimizerRule + Send + Sync>> {
-    Optimizer::new()
-        .rules
-        .into_iter()
+    let fast: Arc<dyn OptimizerRule + Send + Sync> = Arc::new(functions::UseFastPaths::new());
+    std::iter::once(fast)
+        .chain(Optimizer::new().rules)
         .filter(|rule| rule.name() != "common_sub_expression_eliminate")
         .map(|rule| match rule.name() {
             "simplify_expressions" => Arc::new(simplify::SimplifyExpressions::default())

@@ -7,14 +7,26 @@
 //! the arguments it can do, and every other call goes to DataFusion's
 //! function, so the results are the same.
 
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use arrow_schema::DataType;
+use arrow_schema::{DataType, FieldRef};
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::ScalarValue;
 use datafusion::error::Result;
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::interval_arithmetic::Interval;
+use datafusion::logical_expr::preimage::PreimageResult;
+use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
+use datafusion::logical_expr::sort_properties::{ExprProperties, SortProperties};
 use datafusion::logical_expr::{
-    ColumnarValue, Documentation, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
+    ColumnarValue, Documentation, Expr, ExpressionPlacement, LogicalPlan, ReturnFieldArgs,
+    ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, StructFieldMapping,
 };
+use datafusion::optimizer::optimizer::ApplyOrder;
+use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 
 /// A kernel for some arguments of a function: their result, or `None` for
 /// arguments it leaves to DataFusion's function.
@@ -48,6 +60,8 @@ impl Hash for FastPath {
     }
 }
 
+/// Everything but the call is DataFusion's function's (but the two methods
+/// DataFusion no longer calls, `display_name` and `is_nullable`).
 impl ScalarUDFImpl for FastPath {
     fn name(&self) -> &str {
         self.inner.name()
@@ -55,6 +69,10 @@ impl ScalarUDFImpl for FastPath {
 
     fn aliases(&self) -> &[String] {
         self.inner.aliases()
+    }
+
+    fn schema_name(&self, args: &[Expr]) -> Result<String> {
+        self.inner.schema_name(args)
     }
 
     fn signature(&self) -> &Signature {
@@ -65,8 +83,17 @@ impl ScalarUDFImpl for FastPath {
         self.inner.return_type(arg_types)
     }
 
-    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
-        self.inner.coerce_types(arg_types)
+    fn with_updated_config(&self, config: &ConfigOptions) -> Option<ScalarUDF> {
+        let inner = self.inner.inner().with_updated_config(config)?;
+        Some(ScalarUDF::from(Self::new(Arc::new(inner), self.kernel)))
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        self.inner.return_field_from_args(args)
+    }
+
+    fn is_strict(&self) -> bool {
+        self.inner.is_strict()
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
@@ -76,7 +103,128 @@ impl ScalarUDFImpl for FastPath {
         }
     }
 
+    fn simplify(&self, args: Vec<Expr>, info: &SimplifyContext) -> Result<ExprSimplifyResult> {
+        self.inner.simplify(args, info)
+    }
+
+    fn preimage(
+        &self,
+        args: &[Expr],
+        lit_expr: &Expr,
+        info: &SimplifyContext,
+    ) -> Result<PreimageResult> {
+        self.inner.preimage(args, lit_expr, info)
+    }
+
+    fn short_circuits(&self) -> bool {
+        self.inner.short_circuits()
+    }
+
+    fn conditional_arguments<'a>(
+        &self,
+        args: &'a [Expr],
+    ) -> Option<(Vec<&'a Expr>, Vec<&'a Expr>)> {
+        self.inner.inner().conditional_arguments(args)
+    }
+
+    fn evaluate_bounds(&self, input: &[&Interval]) -> Result<Interval> {
+        self.inner.evaluate_bounds(input)
+    }
+
+    fn propagate_constraints(
+        &self,
+        interval: &Interval,
+        inputs: &[&Interval],
+    ) -> Result<Option<Vec<Interval>>> {
+        self.inner.propagate_constraints(interval, inputs)
+    }
+
+    fn output_ordering(&self, inputs: &[ExprProperties]) -> Result<SortProperties> {
+        self.inner.output_ordering(inputs)
+    }
+
+    fn preserves_lex_ordering(&self, inputs: &[ExprProperties]) -> Result<bool> {
+        self.inner.preserves_lex_ordering(inputs)
+    }
+
+    fn strictly_order_preserving(&self, inputs: &[ExprProperties]) -> Result<bool> {
+        self.inner.strictly_order_preserving(inputs)
+    }
+
+    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
+        self.inner.coerce_types(arg_types)
+    }
+
+    fn struct_field_mapping(
+        &self,
+        literal_args: &[Option<ScalarValue>],
+    ) -> Option<StructFieldMapping> {
+        self.inner.struct_field_mapping(literal_args)
+    }
+
     fn documentation(&self) -> Option<&Documentation> {
         self.inner.documentation()
+    }
+
+    fn placement(&self, args: &[ExpressionPlacement]) -> ExpressionPlacement {
+        self.inner.placement(args)
+    }
+}
+
+/// Puts this crate's [`FastPath`] functions in place of DataFusion's in a
+/// plan. SQL's `list[i]` and `a || b` are planned with DataFusion's own
+/// `array_element` and `array_concat`, not with the functions registered
+/// under those names; the results, names and types stay the same.
+#[derive(Debug)]
+pub(crate) struct UseFastPaths {
+    functions: HashMap<String, Arc<ScalarUDF>>,
+}
+
+impl UseFastPaths {
+    pub(crate) fn new() -> Self {
+        let functions = [
+            super::cardinality(),
+            super::array_concat(),
+            super::array_element(),
+        ]
+        .into_iter()
+        .map(|f| (f.name().to_string(), Arc::new(f)))
+        .collect();
+        Self { functions }
+    }
+
+    /// The fast version of `expr`'s function, if it has one and is not it.
+    fn swap(&self, expr: Expr) -> Result<Transformed<Expr>> {
+        let Expr::ScalarFunction(call) = expr else {
+            return Ok(Transformed::no(expr));
+        };
+        match self.functions.get(call.func.name()) {
+            Some(fast) if !Arc::ptr_eq(fast, &call.func) => Ok(Transformed::yes(
+                Expr::ScalarFunction(ScalarFunction::new_udf(fast.clone(), call.args)),
+            )),
+            _ => Ok(Transformed::no(Expr::ScalarFunction(call))),
+        }
+    }
+}
+
+impl OptimizerRule for UseFastPaths {
+    fn name(&self) -> &str {
+        "use_fast_paths"
+    }
+
+    fn apply_order(&self) -> Option<ApplyOrder> {
+        Some(ApplyOrder::TopDown)
+    }
+
+    fn supports_rewrite(&self) -> bool {
+        true
+    }
+
+    fn rewrite(
+        &self,
+        plan: LogicalPlan,
+        _config: &dyn OptimizerConfig,
+    ) -> Result<Transformed<LogicalPlan>> {
+        plan.map_expressions(|expr| expr.transform_up(|e| self.swap(e)))
     }
 }

@@ -28,6 +28,7 @@
 //! | `pairs(n)` / `triples(n)` | every distinct pair / triple of indices `1..=n` (or of a list's elements), as `List<Struct{i, j[, k]}>`, 1-based for `list[i]` |
 //! | `cardinality(list)` | DataFusion's function, with flat lists counted from the batch's offsets (see `length.rs`) |
 //! | `array_concat(list, ...)` | DataFusion's function, with list columns joined by one gather of their values (see `concat.rs`) |
+//! | `array_element(list, i)`, `list[i]` | DataFusion's function, with list columns gathered at once (see `element.rs`) |
 //!
 //! ```sql
 //! -- the azimuthal distance of the two leading muons
@@ -49,6 +50,7 @@
 
 mod combinations;
 mod concat;
+mod element;
 mod fast_path;
 mod kinematics;
 pub(crate) mod length;
@@ -66,6 +68,8 @@ use datafusion::logical_expr::{ColumnarValue, ScalarUDF};
 
 pub use combinations::Combinations;
 pub use concat::array_concat;
+pub use element::array_element;
+pub(crate) use fast_path::UseFastPaths;
 pub use fast_path::{FastPath, Kernel};
 pub use kinematics::{DeltaPhi, DeltaR, FourVector, InvMass, MinDeltaR, TransverseMass};
 pub use length::cardinality;
@@ -90,6 +94,7 @@ pub fn all() -> Vec<ScalarUDF> {
         ScalarUDF::from(ListSelect::new()),
         cardinality(),
         array_concat(),
+        array_element(),
     ]
 }
 
