@@ -228,3 +228,42 @@ impl OptimizerRule for UseFastPaths {
         plan.map_expressions(|expr| expr.transform_up(|e| self.swap(e)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use datafusion::common::tree_node::TreeNodeRecursion;
+
+    use super::*;
+    use crate::datafusion::{session_context, RNTupleReadOptions, SessionContextExt};
+
+    /// `list[i]`, `a || b` and `cardinality` in SQL run this crate's kernels.
+    #[tokio::test]
+    async fn sql_syntax_gets_the_fast_functions() -> Result<()> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/importer.root");
+        let ctx = session_context();
+        let options = RNTupleReadOptions::default().with_ntuple("Events");
+        ctx.register_rntuple("events", path, options).await?;
+        let sql = "SELECT Muon_pt[1], Muon_pt || Muon_eta, cardinality(Muon_pt) FROM events";
+        let plan = ctx.sql(sql).await?.into_optimized_plan()?;
+        let mut found = Vec::new();
+        plan.apply_expressions(|expr| {
+            expr.apply(|e| {
+                if let Expr::ScalarFunction(call) = e {
+                    let fast = call.func.inner().downcast_ref::<FastPath>().is_some();
+                    found.push((call.func.name().to_string(), fast));
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })?;
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                ("array_concat".to_string(), true),
+                ("array_element".to_string(), true),
+                ("cardinality".to_string(), true),
+            ]
+        );
+        Ok(())
+    }
+}
