@@ -172,8 +172,8 @@ impl ScalarUDFImpl for FastPath {
 }
 
 /// Puts this crate's [`FastPath`] functions in place of DataFusion's in a
-/// plan. SQL's `list[i]` and `a || b` are planned with DataFusion's own
-/// `array_element` and `array_concat`, not with the functions registered
+/// plan. SQL's `list[i]`, `a || b` and `[a, b]` are planned with DataFusion's own
+/// `array_element`, `array_concat` and `make_array`, not with the functions registered
 /// under those names; the results, names and types stay the same.
 #[derive(Debug)]
 pub(crate) struct UseFastPaths {

@@ -29,6 +29,7 @@
 //! | `cardinality(list)` | DataFusion's function, with flat lists counted from the batch's offsets (see `length.rs`) |
 //! | `array_concat(list, ...)` | DataFusion's function, with list columns joined by one gather of their values (see `concat.rs`) |
 //! | `array_element(list, i)`, `list[i]` | DataFusion's function, with list columns gathered at once (see `element.rs`) |
+//! | `make_array(a, ...)`, `[a, ...]` | DataFusion's function, with columns of one type gathered at once (see `make.rs`) |
 //!
 //! ```sql
 //! -- the azimuthal distance of the two leading muons
@@ -54,6 +55,7 @@ mod element;
 mod fast_path;
 mod kinematics;
 pub(crate) mod length;
+mod make;
 mod position;
 mod select;
 
@@ -73,6 +75,7 @@ pub(crate) use fast_path::UseFastPaths;
 pub use fast_path::{FastPath, Kernel};
 pub use kinematics::{DeltaPhi, DeltaR, FourVector, InvMass, MinDeltaR, TransverseMass};
 pub use length::cardinality;
+pub use make::make_array;
 pub use position::ArgExtreme;
 pub use select::ListSelect;
 
@@ -95,6 +98,7 @@ pub fn all() -> Vec<ScalarUDF> {
         cardinality(),
         array_concat(),
         array_element(),
+        make_array(),
     ]
 }
 
