@@ -19,7 +19,7 @@ use datafusion::arrow::compute::{concat, take};
 use datafusion::error::Result;
 use datafusion::logical_expr::{ColumnarValue, ScalarUDF};
 
-use super::fast_path::FastPath;
+use super::fast_path::{columns, FastPath};
 
 /// `array_concat` (and its aliases), with list columns joined by a gather.
 pub fn array_concat() -> ScalarUDF {
@@ -32,14 +32,7 @@ pub fn array_concat() -> ScalarUDF {
 /// The concatenation of list columns (see [`lists`]); `None` for other
 /// arguments.
 fn list_columns(args: &[ColumnarValue]) -> Result<Option<ColumnarValue>> {
-    let arrays: Option<Vec<&ArrayRef>> = args
-        .iter()
-        .map(|arg| match arg {
-            ColumnarValue::Array(array) => Some(array),
-            ColumnarValue::Scalar(_) => None,
-        })
-        .collect();
-    let Some(arrays) = arrays else {
+    let Some(arrays) = columns(args) else {
         return Ok(None);
     };
     let joined = match arrays.first().map(|a| a.data_type()) {
@@ -121,30 +114,10 @@ mod tests {
     use arrow_array::builder::{Float32Builder, Int64Builder, ListBuilder, StructBuilder};
     use arrow_array::cast::AsArray;
     use arrow_schema::Fields;
-    use datafusion::common::config::ConfigOptions;
     use datafusion::common::ScalarValue;
-    use datafusion::logical_expr::{ScalarFunctionArgs, ScalarUDFImpl};
 
+    use super::super::fast_path::call;
     use super::*;
-
-    fn call(udf: &dyn ScalarUDFImpl, args: Vec<ColumnarValue>, rows: usize) -> ArrayRef {
-        let arg_fields = args
-            .iter()
-            .map(|a| Arc::new(Field::new("a", a.data_type(), true)))
-            .collect::<Vec<_>>();
-        let types: Vec<DataType> = args.iter().map(|a| a.data_type()).collect();
-        let return_type = udf.return_type(&types).expect("a return type");
-        let out = udf
-            .invoke_with_args(ScalarFunctionArgs {
-                args,
-                arg_fields,
-                number_rows: rows,
-                return_field: Arc::new(Field::new("out", return_type, true)),
-                config_options: Arc::new(ConfigOptions::default()),
-            })
-            .expect("a result");
-        out.into_array(rows).expect("an array")
-    }
 
     /// Lists of floats, with null items when `null_items`, and of every
     /// length from 0 to 3.

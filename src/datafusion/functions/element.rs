@@ -80,30 +80,9 @@ mod tests {
 
     use arrow_array::builder::{Float32Builder, ListBuilder};
     use arrow_array::{ArrayRef, Int64Array};
-    use arrow_schema::Field;
-    use datafusion::common::config::ConfigOptions;
-    use datafusion::logical_expr::{ScalarFunctionArgs, ScalarUDFImpl};
 
+    use super::super::fast_path::call;
     use super::*;
-
-    fn call(udf: &dyn ScalarUDFImpl, args: Vec<ColumnarValue>, rows: usize) -> ArrayRef {
-        let arg_fields = args
-            .iter()
-            .map(|a| Arc::new(Field::new("a", a.data_type(), true)))
-            .collect::<Vec<_>>();
-        let types: Vec<DataType> = args.iter().map(|a| a.data_type()).collect();
-        let return_type = udf.return_type(&types).expect("a return type");
-        udf.invoke_with_args(ScalarFunctionArgs {
-            args,
-            arg_fields,
-            number_rows: rows,
-            return_field: Arc::new(Field::new("out", return_type, true)),
-            config_options: Arc::new(ConfigOptions::default()),
-        })
-        .expect("a result")
-        .into_array(rows)
-        .expect("an array")
-    }
 
     /// Rows of 0 to 4 floats, some of them null, some rows null.
     fn lists(rows: usize) -> ArrayRef {

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use arrow_array::ArrayRef;
 use arrow_schema::{DataType, FieldRef};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
@@ -169,6 +170,37 @@ impl ScalarUDFImpl for FastPath {
     fn placement(&self, args: &[ExpressionPlacement]) -> ExpressionPlacement {
         self.inner.placement(args)
     }
+}
+
+/// The arguments as arrays, or `None` if one of them is a scalar.
+pub(crate) fn columns(args: &[ColumnarValue]) -> Option<Vec<&ArrayRef>> {
+    args.iter()
+        .map(|arg| match arg {
+            ColumnarValue::Array(array) => Some(array),
+            ColumnarValue::Scalar(_) => None,
+        })
+        .collect()
+}
+
+/// Calls `udf` on `args` of `rows` rows, as a plan would; for tests.
+#[cfg(test)]
+pub(crate) fn call(udf: &dyn ScalarUDFImpl, args: Vec<ColumnarValue>, rows: usize) -> ArrayRef {
+    let arg_fields = args
+        .iter()
+        .map(|a| Arc::new(arrow_schema::Field::new("a", a.data_type(), true)))
+        .collect::<Vec<_>>();
+    let types: Vec<DataType> = args.iter().map(|a| a.data_type()).collect();
+    let return_type = udf.return_type(&types).expect("a return type");
+    udf.invoke_with_args(ScalarFunctionArgs {
+        args,
+        arg_fields,
+        number_rows: rows,
+        return_field: Arc::new(arrow_schema::Field::new("out", return_type, true)),
+        config_options: Arc::new(ConfigOptions::default()),
+    })
+    .expect("a result")
+    .into_array(rows)
+    .expect("an array")
 }
 
 /// Puts this crate's [`FastPath`] functions in place of DataFusion's in a

@@ -10,35 +10,28 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, ListArray, UInt32Array};
+use arrow_array::{Array, ListArray, UInt32Array};
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field};
 use datafusion::arrow::compute::{concat, take};
 use datafusion::error::Result;
 use datafusion::logical_expr::{ColumnarValue, ScalarUDF};
 
-use super::fast_path::FastPath;
+use super::fast_path::{columns, FastPath};
 
 /// `make_array` (and `[a, b, ...]`), with columns gathered at once.
 pub fn make_array() -> ScalarUDF {
     ScalarUDF::from(FastPath::new(
         datafusion::functions_nested::make_array::make_array_udf(),
-        columns,
+        rows_of_columns,
     ))
 }
 
 /// The lists of each row's values of `args`; `None` unless they are all
 /// columns of one type (not the null type), of one length, with fewer than
 /// 2^31 values in all.
-fn columns(args: &[ColumnarValue]) -> Result<Option<ColumnarValue>> {
-    let arrays: Option<Vec<&ArrayRef>> = args
-        .iter()
-        .map(|arg| match arg {
-            ColumnarValue::Array(array) => Some(array),
-            ColumnarValue::Scalar(_) => None,
-        })
-        .collect();
-    let Some(arrays) = arrays else {
+fn rows_of_columns(args: &[ColumnarValue]) -> Result<Option<ColumnarValue>> {
+    let Some(arrays) = columns(args) else {
         return Ok(None);
     };
     let Some(first) = arrays.first() else {
@@ -71,31 +64,11 @@ fn columns(args: &[ColumnarValue]) -> Result<Option<ColumnarValue>> {
 
 #[cfg(test)]
 mod tests {
-    use arrow_array::{Float64Array, Int64Array};
-    use datafusion::common::config::ConfigOptions;
+    use arrow_array::{ArrayRef, Float64Array, Int64Array};
     use datafusion::common::ScalarValue;
-    use datafusion::logical_expr::{ScalarFunctionArgs, ScalarUDFImpl};
 
+    use super::super::fast_path::call;
     use super::*;
-
-    fn call(udf: &dyn ScalarUDFImpl, args: Vec<ColumnarValue>, rows: usize) -> ArrayRef {
-        let arg_fields = args
-            .iter()
-            .map(|a| Arc::new(Field::new("a", a.data_type(), true)))
-            .collect::<Vec<_>>();
-        let types: Vec<DataType> = args.iter().map(|a| a.data_type()).collect();
-        let return_type = udf.return_type(&types).expect("a return type");
-        udf.invoke_with_args(ScalarFunctionArgs {
-            args,
-            arg_fields,
-            number_rows: rows,
-            return_field: Arc::new(Field::new("out", return_type, true)),
-            config_options: Arc::new(ConfigOptions::default()),
-        })
-        .expect("a result")
-        .into_array(rows)
-        .expect("an array")
-    }
 
     /// The same lists as DataFusion's `make_array`, with null values, one
     /// to three columns, whole and sliced; numbers go to DataFusion's.
@@ -122,7 +95,7 @@ mod tests {
                     .iter()
                     .map(|a| ColumnarValue::Array(a.slice(offset, len)))
                     .collect();
-                assert!(columns(&args).expect("no error").is_some());
+                assert!(rows_of_columns(&args).expect("no error").is_some());
                 let expected = call(theirs.inner().as_ref(), args.clone(), len);
                 let actual = call(ours.inner().as_ref(), args, len);
                 assert_eq!(actual.as_ref(), expected.as_ref(), "{offset}+{len}");
@@ -132,7 +105,7 @@ mod tests {
             ColumnarValue::Array(ints(1)),
             ColumnarValue::Scalar(ScalarValue::Int64(Some(5))),
         ];
-        assert!(columns(&mixed).expect("no error").is_none());
+        assert!(rows_of_columns(&mixed).expect("no error").is_none());
         let expected = call(theirs.inner().as_ref(), mixed.clone(), 40);
         assert_eq!(
             call(ours.inner().as_ref(), mixed, 40).as_ref(),
