@@ -402,21 +402,7 @@ pub(crate) fn decode_index_ordered(
     use ColumnType as C;
     coding.check_page(src.len(), n, offset)?;
     fn sum<S: Delta>(src: &[u8], n: usize, out: &mut Vec<u64>) -> bool {
-        // Collections of fewer than 256 elements per entry: past the first
-        // delta, only the low byte plane holds anything. The sum must not
-        // pass the column's width, where its own sum would wrap: below
-        // that, a sum of bytes never decreases.
-        let limit = if S::SIZE == 8 {
-            u64::MAX
-        } else {
-            u64::from(u32::MAX)
-        };
-        let narrow = delta::narrow_split::<S>(src, n).filter(|&(first, _)| {
-            first
-                .checked_add((n as u64).saturating_mul(255))
-                .is_some_and(|m| m <= limit)
-        });
-        if let Some((first, low)) = narrow {
+        if let Some((first, low)) = narrow_index_page::<S>(src, n) {
             out.push(first);
             RunningSum::starting_at(first).extend_narrow(low.get(1..).unwrap_or_default(), out);
             return true;
@@ -447,6 +433,42 @@ pub(crate) fn decode_index_ordered(
         other => return Err(cannot_read(other, "offsets")),
     }
     Ok(false)
+}
+
+/// The first end offset and the low byte plane of the `n`-element page
+/// `src` of a split index column, when the page's deltas past the first fit
+/// a byte: end `i` is then the first plus the plane's bytes `1..=i`, and
+/// the ends never decrease. `None` for other pages and other column types.
+/// `offset` is the page's file offset, for errors.
+pub(crate) fn narrow_index<'a>(
+    coding: &ColumnCoding,
+    src: &'a [u8],
+    n: usize,
+    offset: u64,
+) -> Result<Option<(u64, &'a [u8])>> {
+    coding.check_page(src.len(), n, offset)?;
+    Ok(match coding.column_type {
+        ColumnType::SplitIndex32 => narrow_index_page::<u32>(src, n),
+        ColumnType::SplitIndex64 => narrow_index_page::<u64>(src, n),
+        _ => None,
+    })
+}
+
+/// [`narrow_index`] of a page of deltas of type `S`: collections of fewer
+/// than 256 elements per entry, where past the first delta only the low
+/// byte plane holds anything. The sum must not pass the column's width,
+/// where its own sum would wrap: below that, a sum of bytes never decreases.
+fn narrow_index_page<S: Delta>(src: &[u8], n: usize) -> Option<(u64, &[u8])> {
+    let limit = if S::SIZE == 8 {
+        u64::MAX
+    } else {
+        u64::from(u32::MAX)
+    };
+    delta::narrow_split::<S>(src, n).filter(|&(first, _)| {
+        first
+            .checked_add((n as u64).saturating_mul(255))
+            .is_some_and(|m| m <= limit)
+    })
 }
 
 /// Decodes the `n` elements of one page `src` of a Switch column, appending
