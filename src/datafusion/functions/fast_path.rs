@@ -18,6 +18,7 @@ use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::ScalarValue;
 use datafusion::error::Result;
 use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::interval_arithmetic::Interval;
 use datafusion::logical_expr::preimage::PreimageResult;
 use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
@@ -185,28 +186,38 @@ pub(crate) fn columns(args: &[ColumnarValue]) -> Option<Vec<&ArrayRef>> {
 /// Calls `udf` on `args` of `rows` rows, as a plan would; for tests.
 #[cfg(test)]
 pub(crate) fn call(udf: &dyn ScalarUDFImpl, args: Vec<ColumnarValue>, rows: usize) -> ArrayRef {
+    try_call(udf, args, rows).expect("a result")
+}
+
+/// [`call`], with its error.
+#[cfg(test)]
+pub(crate) fn try_call(
+    udf: &dyn ScalarUDFImpl,
+    args: Vec<ColumnarValue>,
+    rows: usize,
+) -> Result<ArrayRef> {
     let arg_fields = args
         .iter()
         .map(|a| Arc::new(arrow_schema::Field::new("a", a.data_type(), true)))
         .collect::<Vec<_>>();
     let types: Vec<DataType> = args.iter().map(|a| a.data_type()).collect();
-    let return_type = udf.return_type(&types).expect("a return type");
+    let return_type = udf.return_type(&types)?;
     udf.invoke_with_args(ScalarFunctionArgs {
         args,
         arg_fields,
         number_rows: rows,
         return_field: Arc::new(arrow_schema::Field::new("out", return_type, true)),
         config_options: Arc::new(ConfigOptions::default()),
-    })
-    .expect("a result")
+    })?
     .into_array(rows)
-    .expect("an array")
 }
 
 /// Puts this crate's [`FastPath`] functions in place of DataFusion's in a
 /// plan. SQL's `list[i]`, `a || b` and `[a, b]` are planned with DataFusion's own
 /// `array_element`, `array_concat` and `make_array`, not with the functions registered
-/// under those names; the results, names and types stay the same.
+/// under those names; the results, names and types stay the same. Sums of
+/// four-vectors selected from one list (`inv_mass(list_select(v, i),
+/// list_select(v, j))`) become one function that does both (`selected.rs`).
 #[derive(Debug)]
 pub(crate) struct UseFastPaths {
     functions: HashMap<String, Arc<ScalarUDF>>,
@@ -257,7 +268,14 @@ impl OptimizerRule for UseFastPaths {
         plan: LogicalPlan,
         _config: &dyn OptimizerConfig,
     ) -> Result<Transformed<LogicalPlan>> {
-        plan.map_expressions(|expr| expr.transform_up(|e| self.swap(e)))
+        // A fused sum has a name of its own: the plan's columns keep theirs.
+        let names = NamePreserver::new(&plan);
+        plan.map_expressions(|expr| {
+            let name = names.save(&expr);
+            let fused =
+                expr.transform_up(|e| self.swap(e)?.transform_data(super::selected::fuse))?;
+            Ok(fused.update_data(|e| name.restore(e)))
+        })
     }
 }
 

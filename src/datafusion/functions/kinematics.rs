@@ -49,11 +49,11 @@ pub fn transverse_mass(pt1: f64, phi1: f64, pt2: f64, phi2: f64) -> f64 {
 
 /// A four-vector sum in Cartesian coordinates.
 #[derive(Debug, Default, Clone, Copy)]
-struct P4 {
-    x: f64,
-    y: f64,
-    z: f64,
-    e: f64,
+pub(super) struct P4 {
+    pub(super) x: f64,
+    pub(super) y: f64,
+    pub(super) z: f64,
+    pub(super) e: f64,
 }
 
 impl P4 {
@@ -76,7 +76,7 @@ impl P4 {
     }
 
     #[inline]
-    fn add(&mut self, p: &P4) {
+    pub(super) fn add(&mut self, p: &P4) {
         self.x += p.x;
         self.y += p.y;
         self.z += p.z;
@@ -104,14 +104,14 @@ impl P4 {
 
 /// What a four-vector function gives of the sum of its four-vectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Quantity {
+pub(super) enum Quantity {
     Mass,
     Pt,
 }
 
 impl Quantity {
     #[inline]
-    fn of(self, p: &P4) -> f64 {
+    pub(super) fn of(self, p: &P4) -> f64 {
         match self {
             Quantity::Mass => p.mass(),
             Quantity::Pt => p.pt(),
@@ -226,6 +226,11 @@ impl InvMass {
             name: "pt_of_sum",
             quantity: Quantity::Pt,
         }
+    }
+
+    /// What this function gives of a sum of four-vectors.
+    pub(super) fn quantity(&self) -> Quantity {
+        self.quantity
     }
 }
 
@@ -433,7 +438,7 @@ fn sum_rows_pt_eta_phi_m(inputs: &Inputs, quantity: Quantity) -> Result<Columnar
 }
 
 /// The names of a four-vector's components, as `p4` makes them.
-const P4_FIELDS: [&str; 4] = ["px", "py", "pz", "e"];
+pub(super) const P4_FIELDS: [&str; 4] = ["px", "py", "pz", "e"];
 
 /// `Struct{px, py, pz, e: Float64}`.
 fn four_vector_type() -> DataType {

@@ -30,6 +30,7 @@
 //! | `array_concat(list, ...)` | DataFusion's function, with list columns joined by one gather of their values (see `concat.rs`) |
 //! | `array_element(list, i)`, `list[i]` | DataFusion's function, with list columns gathered at once (see `element.rs`) |
 //! | `make_array(a, ...)`, `[a, ...]` | DataFusion's function, with columns of one type gathered at once (see `make.rs`) |
+//! | `inv_mass(list_select(v, i), list_select(v, j), ...)` | also `pt_of_sum`: the selected four-vectors summed where they are, without gathering them (see `selected.rs`) |
 //!
 //! ```sql
 //! -- the azimuthal distance of the two leading muons
@@ -58,6 +59,7 @@ pub(crate) mod length;
 mod make;
 mod position;
 mod select;
+mod selected;
 
 use std::sync::Arc;
 
