@@ -86,8 +86,11 @@ async fn adl_queries_compute_each_repeated_function_once() {
     // Q5 writes pairs(nMuon) four times, Q8 pairs(n) six times; DataFusion
     // copies them into the filter it pushes down. (Q5's p4(...), written
     // twice, is one argument of the fused inv_mass: functions/selected.rs.)
+    // Q7's coalesce(array_sum(...), 0.0) is a CASE that tests the sum and
+    // then gives it.
     for (query, calls) in [
         ("q5", &["pairs("][..]),
+        ("q7", &["array_sum("][..]),
         ("q8", &["pairs(", "array_repeat(0"][..]),
     ] {
         let sql = adl(query);

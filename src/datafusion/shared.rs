@@ -28,9 +28,12 @@
 //! that the filter's copy matches the upper's column.
 //!
 //! Only subexpressions that are evaluated for every row of their node are
-//! taken: not a `CASE` branch, not the right side of `AND`/`OR`, not a
-//! later argument of a short-circuiting function, never a lambda body, and
-//! nothing volatile. The projection below the second filter passes on only
+//! taken: a `CASE`'s first condition but not its branches, not the right
+//! side of `AND`/`OR`, not a later argument of a short-circuiting function,
+//! never a lambda body, and nothing volatile. Once taken, a subexpression is
+//! read from its column wherever it occurs outside lambdas, branches too:
+//! `coalesce(e, 0)`, planned as `CASE WHEN e IS NOT NULL THEN e ELSE 0
+//! END`, computes a heavy `e` once (Q7). The projection below the second filter passes on only
 //! the input columns read above it (filtering list columns is not free),
 //! then the shared ones; the columns of the expressions above, those that
 //! lambdas capture included, are renumbered to match, and their lambda
@@ -45,8 +48,8 @@ use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, Tr
 use datafusion::common::{internal_err, Result};
 use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::expressions::{
-    BinaryExpr, CastExpr, Column, IsNotNullExpr, IsNullExpr, LambdaExpr, LambdaVariable, Literal,
-    NegativeExpr, NotExpr, TryCastExpr,
+    BinaryExpr, CaseExpr, CastExpr, Column, IsNotNullExpr, IsNullExpr, LambdaExpr, LambdaVariable,
+    Literal, NegativeExpr, NotExpr, TryCastExpr,
 };
 use datafusion::physical_expr::{
     conjunction, split_conjunction, HigherOrderFunctionExpr, PhysicalExpr, ScalarFunctionExpr,
@@ -210,7 +213,7 @@ fn share_filter(node: &Plan, projection: Option<&ProjectionExec>) -> Result<Opti
         counts.add(&p.expr, false);
     }
     let roots = heavy.iter().chain(projected.iter().map(|p| &p.expr));
-    let shared = counts.largest_repeated(roots, true);
+    let shared = counts.largest_repeated(roots, true, &schema);
     if shared.is_empty() {
         return Ok(None);
     }
@@ -302,12 +305,13 @@ fn share_projection(projection: &ProjectionExec) -> Result<Option<Plan>> {
     for p in projection.expr() {
         counts.add(&p.expr, false);
     }
-    let shared = counts.largest_repeated(projection.expr().iter().map(|p| &p.expr), false);
+    let input = Arc::clone(projection.input());
+    let schema = input.schema();
+    let roots = projection.expr().iter().map(|p| &p.expr);
+    let shared = counts.largest_repeated(roots, false, &schema);
     if shared.is_empty() {
         return Ok(None);
     }
-    let input = Arc::clone(projection.input());
-    let schema = input.schema();
     let width = schema.fields().len();
     let names = shared_names(&schema, shared.len());
     let placeholders = placeholders(&names, width);
@@ -479,13 +483,14 @@ fn substitute(e: &Expr, lower: &[Expr], in_lambda: bool) -> Result<Option<Expr>>
     Arc::clone(e).with_new_children(new_children).map(Some)
 }
 
-/// `e` with each unconditional occurrence of `shared[k]` replaced by
-/// `columns[k]`.
+/// `e` with each occurrence of `shared[k]` replaced by `columns[k]`, also
+/// where it is evaluated for some rows only (a `CASE` branch): each shared
+/// value is computed for every row, where the node computed it anyway.
 fn replace(e: &Expr, shared: &[Expr], columns: &[Expr]) -> Result<Expr> {
     if let Some(k) = shared.iter().position(|s| s == e) {
         return Ok(Arc::clone(&columns[k]));
     }
-    let Some(positions) = unconditional_children(e) else {
+    let Some(positions) = known_children(e) else {
         return Ok(Arc::clone(e));
     };
     let children: Vec<Expr> = e.children().into_iter().cloned().collect();
@@ -511,34 +516,52 @@ fn replace(e: &Expr, shared: &[Expr], columns: &[Expr]) -> Result<Expr> {
 /// whether it occurs in a filter.
 #[derive(Default)]
 struct Counts {
-    seen: HashMap<Expr, (usize, bool)>,
+    seen: HashMap<Expr, Count>,
+}
+
+#[derive(Default)]
+struct Count {
+    /// Occurrences evaluated for every row of their node.
+    unconditional: usize,
+    /// Occurrences anywhere outside lambdas (a `CASE` branch too).
+    anywhere: usize,
+    /// Whether an unconditional occurrence is in a filter.
+    in_filter: bool,
 }
 
 impl Counts {
     fn add(&mut self, root: &Expr, in_filter: bool) {
         visit(root, &mut |e| {
-            let entry = self.seen.entry(Arc::clone(e)).or_insert((0, false));
-            entry.0 += 1;
-            entry.1 |= in_filter;
+            let count = self.seen.entry(Arc::clone(e)).or_default();
+            count.unconditional += 1;
+            count.in_filter |= in_filter;
             true
+        });
+        visit_known(root, &mut |e| {
+            self.seen.entry(Arc::clone(e)).or_default().anywhere += 1;
         });
     }
 
-    /// The subexpressions met twice or more (and in a filter, if
-    /// `from_filter`), taken from the top: none inside another, in the
-    /// order they are first met.
+    /// The subexpressions met twice or more where they are evaluated for
+    /// every row (and in a filter, if `from_filter`), or once there and
+    /// again in a `CASE` branch if they are heavy (`coalesce(e, 0)` is
+    /// `CASE WHEN e IS NOT NULL THEN e ELSE 0 END`), taken from the top:
+    /// none inside another, in the order they are first met. `schema` is
+    /// the input's.
     fn largest_repeated<'a>(
         &self,
         roots: impl IntoIterator<Item = &'a Expr>,
         from_filter: bool,
+        schema: &Schema,
     ) -> Vec<Expr> {
         let mut shared: Vec<Expr> = Vec::new();
         for root in roots {
             visit(root, &mut |e| {
-                let repeated = self
-                    .seen
-                    .get(e)
-                    .is_some_and(|&(n, in_filter)| n >= 2 && (in_filter || !from_filter));
+                let repeated = self.seen.get(e).is_some_and(|count| {
+                    let twice =
+                        count.unconditional >= 2 || (count.anywhere >= 2 && is_heavy(e, schema));
+                    twice && (count.in_filter || !from_filter)
+                });
                 if repeated && !shared.contains(e) {
                     shared.push(Arc::clone(e));
                 }
@@ -576,11 +599,49 @@ fn visit(e: &Expr, f: &mut impl FnMut(&Expr) -> bool) {
     }
 }
 
+/// Calls `f` on each subexpression of `e` outside lambdas, evaluated for
+/// every row or not, from the top.
+fn visit_known(e: &Expr, f: &mut impl FnMut(&Expr)) {
+    let Some(positions) = known_children(e) else {
+        return;
+    };
+    if !is_volatile(e) {
+        f(e);
+    }
+    let children = e.children();
+    for i in positions {
+        if let Some(child) = children.get(i) {
+            visit_known(child, f);
+        }
+    }
+}
+
+/// The children of `e` that this rule looks into, evaluated for every row
+/// `e` is or not: all but lambdas; `None` where [`unconditional_children`]
+/// is.
+fn known_children(e: &Expr) -> Option<Vec<usize>> {
+    unconditional_children(e)?;
+    let children = e.children();
+    Some(
+        (0..children.len())
+            .filter(|&i| !children.get(i).is_some_and(|c| wraps_lambda(c)))
+            .collect(),
+    )
+}
+
 /// The children of `e` that are evaluated for every row `e` is, or `None`
 /// for an expression this rule does not take apart or compute ahead
-/// (columns, literals, lambdas, `CASE` and anything else it does not know).
+/// (columns, literals, lambdas and anything else it does not know). Of a
+/// `CASE`, the operand and the first condition see every row.
 fn unconditional_children(e: &Expr) -> Option<Vec<usize>> {
     let n = e.children().len();
+    if let Some(case) = e.downcast_ref::<CaseExpr>() {
+        return Some(if case.expr().is_some() {
+            vec![0, 1]
+        } else {
+            vec![0]
+        });
+    }
     if let Some(f) = e.downcast_ref::<ScalarFunctionExpr>() {
         return Some(if f.fun().short_circuits() {
             vec![0]
