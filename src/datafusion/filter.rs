@@ -16,8 +16,10 @@
 //! statistics, ordering) and runs the same predicate, projection, batch
 //! size and limit.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
@@ -66,6 +68,17 @@ pub(crate) fn filter_batch(batch: &RecordBatch, mask: &BooleanArray) -> Result<R
 struct Selection {
     mask: BooleanBuffer,
     predicate: FilterPredicate,
+    /// What the lists filtered so far kept, by their offsets: columns of
+    /// one collection (`Muon_pt`, `Muon_eta`, ...) share them.
+    lists: RefCell<Vec<KeptList>>,
+}
+
+/// The kept part of lists with the offsets `offsets`: the offsets of the
+/// kept rows, and the selection of their values.
+struct KeptList {
+    offsets: OffsetBuffer<i32>,
+    kept: OffsetBuffer<i32>,
+    values: Rc<Selection>,
 }
 
 impl Selection {
@@ -80,6 +93,7 @@ impl Selection {
         Self {
             mask: mask.values().clone(),
             predicate,
+            lists: RefCell::new(Vec::new()),
         }
     }
 
@@ -90,8 +104,12 @@ impl Selection {
     /// Keeps the selected elements of `array`.
     fn filter(&self, array: &ArrayRef) -> Result<ArrayRef> {
         Ok(match array.data_type() {
-            DataType::List(_) => self.filter_list(array.as_list::<i32>())?,
-            DataType::LargeList(_) => self.filter_list(array.as_list::<i64>())?,
+            DataType::List(_) => self.filter_list_shared(array.as_list::<i32>())?,
+            DataType::LargeList(_) => {
+                let array = array.as_list::<i64>();
+                let (kept, values) = self.select_list(array.offsets())?;
+                rebuild_list(array, kept, &values, self.filter_nulls(array.nulls())?)?
+            }
             DataType::Struct(_) if has_list(array.data_type()) => {
                 self.filter_struct(array.as_struct())?
             }
@@ -125,9 +143,42 @@ impl Selection {
     }
 
     /// Filters a list by its offsets, and its values by one mask that keeps
-    /// the values of the kept rows.
-    fn filter_list<O: OffsetSizeTrait>(&self, array: &GenericListArray<O>) -> Result<ArrayRef> {
-        let offsets = array.value_offsets();
+    /// the values of the kept rows; both are made once for lists with the
+    /// same offsets.
+    fn filter_list_shared(&self, array: &GenericListArray<i32>) -> Result<ArrayRef> {
+        let offsets = array.offsets();
+        let same = |known: &OffsetBuffer<i32>| {
+            let (a, b) = (known.inner(), offsets.inner());
+            (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
+        };
+        let found = self
+            .lists
+            .borrow()
+            .iter()
+            .find(|list| same(&list.offsets))
+            .map(|list| (list.kept.clone(), Rc::clone(&list.values)));
+        let (kept, values) = match found {
+            Some(found) => found,
+            None => {
+                let (kept, values) = self.select_list(offsets)?;
+                let values = Rc::new(values);
+                self.lists.borrow_mut().push(KeptList {
+                    offsets: offsets.clone(),
+                    kept: kept.clone(),
+                    values: Rc::clone(&values),
+                });
+                (kept, values)
+            }
+        };
+        rebuild_list(array, kept, &values, self.filter_nulls(array.nulls())?)
+    }
+
+    /// The offsets of the kept rows of lists with `offsets`, and the
+    /// selection of their values (relative to the first offset).
+    fn select_list<O: OffsetSizeTrait>(
+        &self,
+        offsets: &OffsetBuffer<O>,
+    ) -> Result<(OffsetBuffer<O>, Selection)> {
         let (Some(&first), Some(&last)) = (offsets.first(), offsets.last()) else {
             return internal_err!("a list array without offsets");
         };
@@ -135,7 +186,7 @@ impl Selection {
             return internal_err!(
                 "a filter of {} rows on a list of {}",
                 self.mask.len(),
-                array.len()
+                offsets.len() - 1
             );
         }
         let base = first.as_usize();
@@ -156,20 +207,32 @@ impl Selection {
             keep_values.append_n(to - from, true);
         }
         keep_values.append_n(span - keep_values.len(), false);
-        let values = array.values().slice(base, span);
-        let values =
-            Selection::new(&BooleanArray::new(keep_values.finish(), None)).filter(&values)?;
-        let field = match array.data_type() {
-            DataType::List(field) | DataType::LargeList(field) => field.clone(),
-            other => return internal_err!("not a list: {other}"),
-        };
-        Ok(Arc::new(GenericListArray::<O>::try_new(
-            field,
-            OffsetBuffer::new(out.into()),
-            values,
-            self.filter_nulls(array.nulls())?,
-        )?))
+        let values = Selection::new(&BooleanArray::new(keep_values.finish(), None));
+        Ok((OffsetBuffer::new(out.into()), values))
     }
+}
+
+/// `array` with the offsets `kept`, its values filtered by `values`, and
+/// the validity `nulls`.
+fn rebuild_list<O: OffsetSizeTrait>(
+    array: &GenericListArray<O>,
+    kept: OffsetBuffer<O>,
+    values: &Selection,
+    nulls: Option<NullBuffer>,
+) -> Result<ArrayRef> {
+    let offsets = array.value_offsets();
+    let (Some(&first), Some(&last)) = (offsets.first(), offsets.last()) else {
+        return internal_err!("a list array without offsets");
+    };
+    let base = first.as_usize();
+    let values = values.filter(&array.values().slice(base, last.as_usize() - base))?;
+    let field = match array.data_type() {
+        DataType::List(field) | DataType::LargeList(field) => field.clone(),
+        other => return internal_err!("not a list: {other}"),
+    };
+    Ok(Arc::new(GenericListArray::<O>::try_new(
+        field, kept, values, nulls,
+    )?))
 }
 
 /// Whether a list sits anywhere in `data_type` (else Arrow's filter is as
@@ -419,7 +482,8 @@ impl RecordBatchStream for ListFilterStream {
 #[cfg(test)]
 mod tests {
     use datafusion::arrow::array::{
-        Float32Builder, Int32Builder, LargeListBuilder, ListBuilder, StructBuilder,
+        Float32Builder, Int32Array, Int32Builder, LargeListBuilder, ListArray, ListBuilder,
+        StructBuilder,
     };
     use datafusion::arrow::compute::filter_record_batch;
     use datafusion::arrow::datatypes::{Field, Fields, Schema};
@@ -493,13 +557,29 @@ mod tests {
             structs.append(true);
             nested.append(rng.below(9) != 0);
         }
+        let floats = floats.finish();
+        // Lists of the same collection: the same offsets (one buffer, or
+        // equal ones), other values and other null rows.
+        let values = |rng: &mut Rng| -> ArrayRef {
+            let n = floats.values().len();
+            Arc::new(Int32Array::from_iter_values(
+                (0..n).map(|_| rng.below(50) as i32),
+            ))
+        };
+        let item = Arc::new(Field::new_list_field(DataType::Int32, true));
+        let nulls = |rng: &mut Rng| NullBuffer::from_iter((0..rows).map(|_| rng.below(6) != 0));
+        let same = ListArray::new(item.clone(), floats.offsets().clone(), values(rng), None);
+        let copied = OffsetBuffer::new(floats.offsets().to_vec().into());
+        let equal = ListArray::new(item, copied, values(rng), Some(nulls(rng)));
         let columns: Vec<ArrayRef> = vec![
-            Arc::new(floats.finish()),
+            Arc::new(floats),
             Arc::new(large.finish()),
             Arc::new(structs.finish()),
             Arc::new(nested.finish()),
+            Arc::new(same),
+            Arc::new(equal),
         ];
-        let fields: Vec<Field> = ["floats", "large", "structs", "nested"]
+        let fields: Vec<Field> = ["floats", "large", "structs", "nested", "same", "equal"]
             .iter()
             .zip(&columns)
             .map(|(name, c)| Field::new(*name, c.data_type().clone(), true))
