@@ -13,6 +13,7 @@
 use std::sync::Arc;
 
 use arrow_array::{Array, Int64Array, ListArray};
+use arrow_buffer::NullBuffer;
 use arrow_schema::DataType;
 use datafusion::common::cast::{as_float64_array, as_list_array};
 use datafusion::error::{DataFusionError, Result};
@@ -85,9 +86,28 @@ impl ScalarUDFImpl for ArgExtreme {
             .clone()
             .into_array(if scalar { 1 } else { args.number_rows })?;
         let list: &ListArray = as_list_array(&array)?;
+        let result = if list.null_count() == 0 && list.values().null_count() == 0 {
+            self.positions_dense(list)?
+        } else {
+            self.positions(list)?
+        };
+        if scalar {
+            Ok(ColumnarValue::Scalar(
+                datafusion::common::ScalarValue::try_from_array(&result, 0)?,
+            ))
+        } else {
+            Ok(ColumnarValue::Array(Arc::new(result)))
+        }
+    }
+}
+
+impl ArgExtreme {
+    /// Each row's position of its extreme, skipping nulls and NaNs (null for
+    /// a null row or one without a number).
+    fn positions(&self, list: &ListArray) -> Result<Int64Array> {
         let values = as_float64_array(list.values())?;
         let offsets = list.offsets();
-        let result: Int64Array = (0..list.len())
+        Ok((0..list.len())
             .map(|row| {
                 if list.is_null(row) {
                     return None;
@@ -110,14 +130,37 @@ impl ScalarUDFImpl for ArgExtreme {
                 }
                 best.map(|(k, _)| (k - start + 1) as i64)
             })
-            .collect();
-        if scalar {
-            Ok(ColumnarValue::Scalar(
-                datafusion::common::ScalarValue::try_from_array(&result, 0)?,
-            ))
-        } else {
-            Ok(ColumnarValue::Array(Arc::new(result)))
+            .collect())
+    }
+
+    /// [`positions`](Self::positions) of a list without nulls, row by row
+    /// over slices of the values.
+    fn positions_dense(&self, list: &ListArray) -> Result<Int64Array> {
+        let values = as_float64_array(list.values())?.values();
+        let mut out = Vec::with_capacity(list.len());
+        let mut valid = Vec::with_capacity(list.len());
+        for row in list.offsets().windows(2) {
+            let row = values
+                .get(row[0] as usize..row[1] as usize)
+                .unwrap_or_default();
+            let position = match row.iter().position(|v| !v.is_nan()) {
+                Some(first) => {
+                    let mut best = (first, row[first]);
+                    for (k, &v) in row.iter().enumerate().skip(first + 1) {
+                        if (self.largest && v > best.1) || (!self.largest && v < best.1) {
+                            best = (k, v);
+                        }
+                    }
+                    Some(best.0 as i64 + 1)
+                }
+                None => None,
+            };
+            out.push(position.unwrap_or(0));
+            valid.push(position.is_some());
         }
+        let nulls = NullBuffer::from(valid);
+        let nulls = (nulls.null_count() > 0).then_some(nulls);
+        Ok(Int64Array::new(out.into(), nulls))
     }
 }
 
@@ -164,5 +207,39 @@ mod tests {
             call(&ArgExtreme::argmax(), rows),
             vec![Some(1), None, None, Some(4)]
         );
+    }
+
+    /// Lists without nulls take the dense path, with the same positions:
+    /// ties keep the first, NaNs never win, rows of NaNs or of nothing
+    /// are null.
+    #[test]
+    fn dense_lists_give_the_general_positions() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let rows: Vec<Option<Vec<Option<f64>>>> = (0..500)
+            .map(|_| {
+                let n = (next() % 7) as usize;
+                Some(
+                    (0..n)
+                        .map(|_| match next() % 10 {
+                            0 => Some(f64::NAN),
+                            k => Some((k % 4) as f64 - 1.5),
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        let list = ListArray::from_iter_primitive::<Float64Type, _, _>(rows);
+        assert_eq!(list.null_count() + list.values().null_count(), 0);
+        for f in [ArgExtreme::argmin(), ArgExtreme::argmax()] {
+            let dense = f.positions_dense(&list).unwrap();
+            assert_eq!(dense, f.positions(&list).unwrap());
+            assert!(dense.null_count() > 0 && dense.null_count() < dense.len());
+        }
     }
 }
