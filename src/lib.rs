@@ -42,6 +42,8 @@ pub mod export;
 pub mod io;
 pub mod page;
 pub mod reader;
+#[cfg(test)]
+mod test_util;
 
 pub use error::{Error, Result};
 pub use page::{Limits, ReadStats};

@@ -923,13 +923,7 @@ mod index_tests {
     /// reads of a page that is not narrow.
     #[test]
     fn narrow_pages_read_as_decoded_whole() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_util::xorshift(0x2545_F491_4F6C_DD1D);
         for (round, column_type) in [ColumnType::SplitIndex64, ColumnType::SplitIndex32]
             .into_iter()
             .cycle()

@@ -1,6 +1,7 @@
 //! Tests of the page decoders across all column types.
 
 use super::*;
+use crate::test_util::xorshift;
 use ColumnType as C;
 
 /// Every known column type, 0x00 to 0x1D.
@@ -831,16 +832,6 @@ fn decoding_appends() {
     decode_values(&c, &page, 2, 0, &mut out).unwrap();
     decode_values(&c, &page, 2, 0, &mut out).unwrap();
     assert_eq!(out, [7, 1, 2, 1, 2]);
-}
-
-/// A xorshift generator of test bytes and sizes, from `seed` (not zero).
-fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
-    move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    }
 }
 
 #[test]

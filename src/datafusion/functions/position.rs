@@ -214,13 +214,7 @@ mod tests {
     /// are null.
     #[test]
     fn dense_lists_give_the_general_positions() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_util::xorshift(0x9E37_79B9_7F4A_7C15);
         let rows: Vec<Option<Vec<Option<f64>>>> = (0..500)
             .map(|_| {
                 let n = (next() % 7) as usize;

@@ -282,15 +282,7 @@ mod tests {
 
     use super::*;
     use crate::datafusion::functions::fast_path::{call, try_call};
-
-    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
-        move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        }
-    }
+    use crate::test_util::xorshift;
 
     /// A list of random four-vectors of the given lengths.
     fn four_vectors(lengths: &[usize], next: &mut impl FnMut() -> u64) -> ListArray {
