@@ -33,11 +33,13 @@
 //! never a lambda body, and nothing volatile. Once taken, a subexpression is
 //! read from its column wherever it occurs outside lambdas, branches too:
 //! `coalesce(e, 0)`, planned as `CASE WHEN e IS NOT NULL THEN e ELSE 0
-//! END`, computes a heavy `e` once (Q7). The projection below the second filter passes on only
-//! the input columns read above it (filtering list columns is not free),
-//! then the shared ones; the columns of the expressions above, those that
-//! lambdas capture included, are renumbered to match, and their lambda
-//! variables, which come after a batch's columns, move with the new width.
+//! END`, computes a heavy `e` once (Q7).
+//!
+//! The projection below the second filter passes on only the input columns
+//! read above it (filtering list columns is not free), then the shared
+//! ones; the columns of the expressions above, those that lambdas capture
+//! included, are renumbered to match, and their lambda variables, which
+//! come after a batch's columns, move with the new width.
 
 use std::collections::HashMap;
 use std::sync::Arc;
