@@ -205,7 +205,9 @@ pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
 /// DataFusion's logical optimizer rules, with three changes.
 ///
 /// - First, the functions that SQL syntax plans directly (`list[i]`,
-///   `a || b`) become this crate's faster versions (`functions::FastPath`).
+///   `a || b`, `[a, b]`) become this crate's faster versions
+///   (`functions::FastPath`), and sums of four-vectors selected from one
+///   list become one function (`functions/selected.rs`).
 /// - Common subexpression elimination is left out. It moves expressions that
 ///   a lambda captures (`array_transform(o, k -> pt[k])` with `pt` computed
 ///   in a CTE) into a projection below it, and the lambda then reads the

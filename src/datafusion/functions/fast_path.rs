@@ -229,6 +229,7 @@ impl UseFastPaths {
             super::cardinality(),
             super::array_concat(),
             super::array_element(),
+            super::make_array(),
         ]
         .into_iter()
         .map(|f| (f.name().to_string(), Arc::new(f)))
@@ -314,6 +315,29 @@ mod tests {
                 ("cardinality".to_string(), true),
             ]
         );
+        Ok(())
+    }
+
+    /// `[a, b]` in SQL runs this crate's `make_array`.
+    #[tokio::test]
+    async fn sql_list_brackets_get_the_fast_make_array() -> Result<()> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/importer.root");
+        let ctx = session_context();
+        let options = RNTupleReadOptions::default().with_ntuple("Events");
+        ctx.register_rntuple("events", path, options).await?;
+        let sql = "SELECT [MET_pt, MET_pt] FROM events";
+        let plan = ctx.sql(sql).await?.into_optimized_plan()?;
+        let mut found = Vec::new();
+        plan.apply_expressions(|expr| {
+            expr.apply(|e| {
+                if let Expr::ScalarFunction(call) = e {
+                    let fast = call.func.inner().downcast_ref::<FastPath>().is_some();
+                    found.push((call.func.name().to_string(), fast));
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })?;
+        assert_eq!(found, [("make_array".to_string(), true)]);
         Ok(())
     }
 }
