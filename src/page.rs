@@ -511,8 +511,12 @@ impl ColumnCursor {
         decompress_into_vec(compressed, len_usize, buf, offset)
     }
 
-    fn context(&self) -> String {
-        format!("column {} in cluster {}", self.column_id, self.cluster_id)
+    /// Where the cursor reads, for errors; formatted only when one occurs.
+    fn context(&self) -> Place {
+        Place {
+            column: self.column_id,
+            cluster: self.cluster_id,
+        }
     }
 
     /// Appends the values of `range` to `out`, converted to `T`. Parts of
@@ -831,6 +835,19 @@ impl DecodedIndex {
         }
         self.mark = (sub.end - 1, end);
         true
+    }
+}
+
+/// A column in a cluster, as errors name it.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    column: u32,
+    cluster: u64,
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "column {} in cluster {}", self.column, self.cluster)
     }
 }
 

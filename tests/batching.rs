@@ -251,3 +251,83 @@ fn a_read_takes_each_page_once() {
         "{read} pages for one entry, {columns} columns"
     );
 }
+
+/// A cursor's reads of consecutive ranges, all of one length or of changing
+/// lengths, give the values of one read of the whole column. A read keeps
+/// the decoded rest of its last page for the next ones, which slice it or,
+/// when it is shorter than they are, go on from it: whatever length comes
+/// next, the values come in order.
+#[test]
+fn consecutive_reads_of_a_column_give_its_values_in_order() {
+    use rntuple::encoding::{can_decode_as, NativeType};
+    use rntuple::page::ColumnCursor;
+
+    fn check<T: NativeType + arrow_buffer::ArrowNativeType>(
+        read: &dyn Fn() -> ColumnCursor,
+        total: u64,
+        bits: impl Fn(&[T]) -> Vec<u64>,
+        what: &str,
+    ) {
+        let mut whole: Vec<T> = Vec::new();
+        read().read_values(0..total, &mut whole).unwrap();
+        let lengths: [&[u64]; 5] = [&[7], &[64], &[100, 100, 100, 101, 3], &[1, 250, 13], &[999]];
+        for lengths in lengths {
+            let mut cursor = read();
+            let mut got = Vec::new();
+            let mut at = 0;
+            for &len in lengths.iter().cycle() {
+                if at == total {
+                    break;
+                }
+                let end = (at + len).min(total);
+                got.extend_from_slice(&cursor.read_values_buffer::<T>(at..end).unwrap());
+                at = end;
+            }
+            let (got, whole) = (bits(&got), bits(&whole));
+            let first_difference = got.iter().zip(&whole).position(|(a, b)| a != b);
+            assert_eq!(
+                (got.len(), first_difference),
+                (whole.len(), None),
+                "{what}, reads of {lengths:?}: (values, first that differs)"
+            );
+        }
+    }
+
+    let file = RNTupleFile::open(data_dir().join("clusters.root")).unwrap();
+    let ntuple = file.ntuple(None).unwrap();
+    let descriptor = ntuple.descriptor();
+    let source = ntuple.page_source();
+    let mut checked = 0;
+    for cluster in ntuple.clusters().unwrap() {
+        for column in &descriptor.columns {
+            let Some(range) = cluster.column(column.id) else {
+                continue;
+            };
+            if range.pages.len() < 2 {
+                continue;
+            }
+            let total: u64 = range.pages.iter().map(|p| u64::from(p.n_elements)).sum();
+            let read = || ColumnCursor::new(&source, column, &cluster, None).unwrap();
+            let what = format!("column {} in cluster {}", column.id, cluster.id);
+            if can_decode_as::<f64>(column.column_type) {
+                check::<f64>(
+                    &read,
+                    total,
+                    |v| v.iter().map(|x| x.to_bits()).collect(),
+                    &what,
+                );
+            } else if can_decode_as::<i64>(column.column_type) {
+                check::<i64>(
+                    &read,
+                    total,
+                    |v| v.iter().map(|&x| x as u64).collect(),
+                    &what,
+                );
+            } else {
+                continue;
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2, "{checked} columns of several pages");
+}

@@ -185,9 +185,8 @@ impl NodeReader {
     /// The Arrow array for cluster-relative slots `range` of this node.
     /// Columns that other nodes of the batch read too come from `shared`.
     pub fn read(&mut self, range: Range<u64>, shared: &SharedReads) -> Result<ArrayRef> {
-        let path = self.path.clone();
-        self.read_inner(range, shared)
-            .with_context(|| format!("field {path}"))
+        let result = self.read_inner(range, shared);
+        result.with_context(|| format!("field {}", self.path))
     }
 
     /// Whether the field is a projection of another field.
