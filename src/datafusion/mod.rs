@@ -42,6 +42,7 @@ mod shared;
 mod simplify;
 mod source;
 mod store;
+mod unnest;
 
 use std::sync::Arc;
 
@@ -189,6 +190,12 @@ pub fn session_context() -> SessionContext {
 }
 
 /// A session with the `rntuple` format and the HEP functions.
+///
+/// Besides the logical rules of [`optimizer_rules`], three physical rules
+/// of this crate run after DataFusion's: a repeated subexpression is
+/// computed once (`shared.rs`), filters of list columns keep lists by their
+/// offsets (`filter.rs`), and unnests of lists that need no padding hand on
+/// slices of the lists' values (`unnest.rs`).
 pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
     let state = SessionStateBuilder::new()
         .with_config(config)
@@ -196,6 +203,7 @@ pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
         .with_optimizer_rules(optimizer_rules())
         .with_physical_optimizer_rule(Arc::new(shared::ShareSubexpressions))
         .with_physical_optimizer_rule(Arc::new(filter::FilterLists))
+        .with_physical_optimizer_rule(Arc::new(unnest::UnnestLists))
         .build();
     let ctx = SessionContext::new_with_state(state);
     register(&ctx);
