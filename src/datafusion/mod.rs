@@ -191,7 +191,7 @@ pub fn session_context() -> SessionContext {
 
 /// A session with the `rntuple` format and the HEP functions.
 ///
-/// Besides the logical rules of [`optimizer_rules`], three physical rules
+/// Besides the logical rules of `optimizer_rules`, three physical rules
 /// of this crate run after DataFusion's: a repeated subexpression is
 /// computed once (`shared.rs`), filters of list columns keep lists by their
 /// offsets (`filter.rs`), and unnests of lists that need no padding hand on
