@@ -31,7 +31,7 @@ use datafusion::arrow::buffer::{BooleanBuffer, NullBuffer, OffsetBuffer};
 use datafusion::arrow::compute::{prep_null_mask_filter, FilterBuilder, FilterPredicate};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
+use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{internal_err, Result, Statistics};
 use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
@@ -47,6 +47,8 @@ use datafusion::physical_plan::{
     StatisticsArgs,
 };
 use futures::{Stream, StreamExt};
+
+use super::replace_nodes;
 
 /// Keeps the rows of `batch` where `mask` is true (null counts as false).
 pub(crate) fn filter_batch(batch: &RecordBatch, mask: &BooleanArray) -> Result<RecordBatch> {
@@ -256,22 +258,14 @@ impl PhysicalOptimizerRule for FilterLists {
         plan: Arc<dyn ExecutionPlan>,
         _config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        plan.transform_up(|node| {
-            let Some(filter) = node.downcast_ref::<FilterExec>() else {
-                return Ok(Transformed::no(node));
-            };
+        replace_nodes(plan, |filter: &FilterExec| {
             let lists = filter
                 .schema()
                 .fields()
                 .iter()
                 .any(|f| has_list(f.data_type()));
-            Ok(if lists {
-                Transformed::yes(Arc::new(ListFilterExec::new(filter.clone())))
-            } else {
-                Transformed::no(node)
-            })
+            lists.then(|| Arc::new(ListFilterExec::new(filter.clone())) as Arc<dyn ExecutionPlan>)
         })
-        .data()
     }
 
     fn name(&self) -> &str {

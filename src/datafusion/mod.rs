@@ -51,6 +51,7 @@ use datafusion::datasource::listing::{ListingOptions, ListingTableUrl};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::optimizer::{Optimizer, OptimizerRule};
+use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 
 pub use file_format::{RNTupleFormat, RNTupleFormatFactory};
@@ -208,6 +209,23 @@ pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
     let ctx = SessionContext::new_with_state(state);
     register(&ctx);
     ctx
+}
+
+/// `plan` with each node of type `T` for which `replace` gives a plan put
+/// in its place, from the leaves up: the body of this crate's physical rules
+/// that swap one of DataFusion's operators for a faster form of it.
+pub(crate) fn replace_nodes<T: ExecutionPlan>(
+    plan: Arc<dyn ExecutionPlan>,
+    replace: impl Fn(&T) -> Option<Arc<dyn ExecutionPlan>>,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+    plan.transform_up(|node| {
+        Ok(match node.downcast_ref::<T>().and_then(&replace) {
+            Some(faster) => Transformed::yes(faster),
+            None => Transformed::no(node),
+        })
+    })
+    .data()
 }
 
 /// DataFusion's logical optimizer rules, with three changes.

@@ -22,7 +22,7 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray, ListArray, RecordBatch,
 use datafusion::arrow::compute::take;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
+use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{NullHandling, Result};
 use datafusion::datasource::memory::MemorySourceConfig;
 use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
@@ -35,6 +35,8 @@ use datafusion::physical_plan::{
 };
 use futures::{Stream, StreamExt};
 
+use super::replace_nodes;
+
 /// Puts a [`ListUnnestExec`] in place of every `UnnestExec` that unnests
 /// lists one level deep into as many columns as it reads, and no structs.
 #[derive(Debug, Default)]
@@ -46,16 +48,9 @@ impl PhysicalOptimizerRule for UnnestLists {
         plan: Arc<dyn ExecutionPlan>,
         _config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        plan.transform_up(|node| {
-            let Some(unnest) = node.downcast_ref::<UnnestExec>() else {
-                return Ok(Transformed::no(node));
-            };
-            Ok(match ListUnnestExec::try_new(unnest) {
-                Some(exec) => Transformed::yes(Arc::new(exec)),
-                None => Transformed::no(node),
-            })
+        replace_nodes(plan, |unnest: &UnnestExec| {
+            ListUnnestExec::try_new(unnest).map(|exec| Arc::new(exec) as Arc<dyn ExecutionPlan>)
         })
-        .data()
     }
 
     fn name(&self) -> &str {
@@ -344,6 +339,7 @@ mod tests {
     use datafusion::arrow::array::{Float32Builder, Int64Array, ListBuilder, StringArray};
     use datafusion::arrow::compute::concat_batches;
     use datafusion::arrow::datatypes::{Field, Schema};
+    use datafusion::common::tree_node::TreeNode;
     use datafusion::physical_plan::collect;
     use datafusion::physical_plan::unnest::ListUnnest;
     use datafusion::prelude::SessionContext;
@@ -370,7 +366,7 @@ mod tests {
         let mut names = Vec::new();
         plan.apply(|node| {
             names.push(node.name().to_string());
-            Ok(datafusion::common::tree_node::TreeNodeRecursion::Continue)
+            Ok(TreeNodeRecursion::Continue)
         })
         .unwrap();
         assert!(names.iter().any(|n| n == "ListUnnestExec"), "{names:?}");

@@ -287,14 +287,13 @@ mod tests {
     use super::*;
     use crate::datafusion::{session_context, RNTupleReadOptions, SessionContextExt};
 
-    /// `list[i]`, `a || b` and `cardinality` in SQL run this crate's kernels.
-    #[tokio::test]
-    async fn sql_syntax_gets_the_fast_functions() -> Result<()> {
+    /// The scalar functions of the optimized plan of `sql` over the
+    /// importer fixture, each with whether it is a `FastPath`.
+    async fn planned_functions(sql: &str) -> Result<Vec<(String, bool)>> {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/importer.root");
         let ctx = session_context();
         let options = RNTupleReadOptions::default().with_ntuple("Events");
         ctx.register_rntuple("events", path, options).await?;
-        let sql = "SELECT Muon_pt[1], Muon_pt || Muon_eta, cardinality(Muon_pt) FROM events";
         let plan = ctx.sql(sql).await?.into_optimized_plan()?;
         let mut found = Vec::new();
         plan.apply_expressions(|expr| {
@@ -306,6 +305,14 @@ mod tests {
                 Ok(TreeNodeRecursion::Continue)
             })
         })?;
+        Ok(found)
+    }
+
+    /// `list[i]`, `a || b` and `cardinality` in SQL run this crate's kernels.
+    #[tokio::test]
+    async fn sql_syntax_gets_the_fast_functions() -> Result<()> {
+        let sql = "SELECT Muon_pt[1], Muon_pt || Muon_eta, cardinality(Muon_pt) FROM events";
+        let mut found = planned_functions(sql).await?;
         found.sort();
         assert_eq!(
             found,
@@ -321,22 +328,7 @@ mod tests {
     /// `[a, b]` in SQL runs this crate's `make_array`.
     #[tokio::test]
     async fn sql_list_brackets_get_the_fast_make_array() -> Result<()> {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/importer.root");
-        let ctx = session_context();
-        let options = RNTupleReadOptions::default().with_ntuple("Events");
-        ctx.register_rntuple("events", path, options).await?;
-        let sql = "SELECT [MET_pt, MET_pt] FROM events";
-        let plan = ctx.sql(sql).await?.into_optimized_plan()?;
-        let mut found = Vec::new();
-        plan.apply_expressions(|expr| {
-            expr.apply(|e| {
-                if let Expr::ScalarFunction(call) = e {
-                    let fast = call.func.inner().downcast_ref::<FastPath>().is_some();
-                    found.push((call.func.name().to_string(), fast));
-                }
-                Ok(TreeNodeRecursion::Continue)
-            })
-        })?;
+        let found = planned_functions("SELECT [MET_pt, MET_pt] FROM events").await?;
         assert_eq!(found, [("make_array".to_string(), true)]);
         Ok(())
     }
