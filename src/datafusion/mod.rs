@@ -47,6 +47,7 @@ mod unnest;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use datafusion::arrow::array::RecordBatch;
 use datafusion::datasource::listing::{ListingOptions, ListingTableUrl};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::session_state::SessionStateBuilder;
@@ -238,6 +239,18 @@ pub(crate) fn replace_nodes<T: ExecutionPlan>(
         })
     })
     .data()
+}
+
+/// `batch` as consecutive slices of at most `size` rows (`size` at least
+/// 1), without copies.
+pub(crate) fn batch_slices(
+    batch: &RecordBatch,
+    size: usize,
+) -> impl Iterator<Item = RecordBatch> + '_ {
+    let rows = batch.num_rows();
+    (0..rows)
+        .step_by(size)
+        .map(move |at| batch.slice(at, size.min(rows - at)))
 }
 
 /// DataFusion's logical optimizer rules, with three changes.

@@ -28,6 +28,7 @@ use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricB
 use futures::StreamExt;
 use object_store::ObjectStore;
 
+use super::batch_slices;
 use super::functions::is_list;
 use super::index;
 use super::source::clusters_of;
@@ -246,13 +247,7 @@ fn spawn_cluster(
 /// copies.
 fn in_batches(item: Result<RecordBatch>, size: usize) -> Vec<Result<RecordBatch>> {
     match item {
-        Ok(batch) if batch.num_rows() > size => {
-            let rows = batch.num_rows();
-            (0..rows)
-                .step_by(size)
-                .map(|offset| Ok(batch.slice(offset, size.min(rows - offset))))
-                .collect()
-        }
+        Ok(batch) if batch.num_rows() > size => batch_slices(&batch, size).map(Ok).collect(),
         other => vec![other],
     }
 }

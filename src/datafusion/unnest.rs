@@ -35,7 +35,7 @@ use datafusion::physical_plan::{
 };
 use futures::{Stream, StreamExt};
 
-use super::replace_nodes;
+use super::{batch_slices, replace_nodes};
 
 /// Puts a [`ListUnnestExec`] in place of every `UnnestExec` that unnests
 /// lists one level deep into as many columns as it reads, and no structs.
@@ -227,12 +227,7 @@ impl ListUnnestStream {
             list.offsets().inner().ptr_eq(offsets.inner())
                 || list.offsets().len() == offsets.len() && relative(list).eq(relative(first))
         };
-        let sizes = || {
-            offsets
-                .iter()
-                .zip(offsets.iter().skip(1))
-                .map(|(a, b)| b - a)
-        };
+        let sizes = || offsets.lengths();
         let empty_is_null = matches!(
             self.unnest.options().null_handling,
             NullHandling::PreserveAndExpandEmpty
@@ -243,15 +238,15 @@ impl ListUnnestStream {
         {
             return Ok(None);
         }
-        let len = relative(first).last().unwrap_or(0);
-        let len = usize::try_from(len).unwrap_or(0);
+        // Offsets of a valid list array do not decrease.
+        let len = sizes().sum::<usize>();
         // The row of each element, for the columns that are repeated.
         let mut rows: Option<UInt32Array> = None;
         let mut repeated = |column: &ArrayRef| -> Result<ArrayRef> {
             let rows = rows.get_or_insert_with(|| {
                 let mut rows = Vec::with_capacity(len);
                 for (row, size) in sizes().enumerate() {
-                    rows.extend(std::iter::repeat_n(row as u32, size as usize));
+                    rows.extend(std::iter::repeat_n(row as u32, size));
                 }
                 UInt32Array::from(rows)
             });
@@ -278,13 +273,8 @@ impl ListUnnestStream {
 
     /// Cuts `batch` into batches of at most `batch_size` rows.
     fn push_ready(&mut self, batch: RecordBatch) {
-        let rows = batch.num_rows();
-        let mut at = 0;
-        while at < rows {
-            let n = self.batch_size.min(rows - at);
-            self.ready.push_back(batch.slice(at, n));
-            at += n;
-        }
+        let size = self.batch_size;
+        self.ready.extend(batch_slices(&batch, size));
     }
 
     /// DataFusion's unnest of `batch` alone.
