@@ -187,6 +187,9 @@ pub struct ColumnCursor {
     /// Values decoded past the end of the last read of
     /// [`read_values_buffer`](Self::read_values_buffer), for the next one.
     carry: Option<Carry>,
+    /// No read goes past this cluster-relative element (see
+    /// [`set_read_end`](Self::set_read_end)).
+    read_end: u64,
     /// Bytes materialised by the read in progress, against
     /// [`Limits::max_batch_bytes`].
     batch_bytes: u64,
@@ -239,8 +242,18 @@ impl ColumnCursor {
             current: None,
             decoded: DecodedIndex::default(),
             carry: None,
+            read_end: u64::MAX,
             batch_bytes: 0,
         })
+    }
+
+    /// Promises that no read goes past cluster-relative element `end`: a
+    /// read that ends there keeps no decoded rest of its last page for a
+    /// next read. A read of a few entries (`LIMIT 10`) then decodes only
+    /// what it returns. A read past `end` still works; it decodes its pages
+    /// again.
+    pub fn set_read_end(&mut self, end: u64) {
+        self.read_end = end;
     }
 
     /// The physical column this cursor reads.
@@ -546,8 +559,10 @@ impl ColumnCursor {
     /// The values of `range`, converted to `T`. Each page is decompressed
     /// into a buffer of the thread and decoded at once: the part `range`
     /// needs goes to the output, and the rest of the page, decoded too, is
-    /// kept for the next read. That read, when it starts where this one
-    /// ended, takes the kept values without decoding again: as a slice,
+    /// kept for the next read (unless this one ends at the read end, see
+    /// [`set_read_end`](Self::set_read_end)). That read, when it starts
+    /// where this one ended, takes the kept values without decoding again:
+    /// as a slice,
     /// without a copy, when they cover it, or else as the start of its
     /// output, which is sized for a batch like this one to grow into.
     pub fn read_values_buffer<T: NativeType + ArrowNativeType>(
@@ -588,6 +603,7 @@ impl ColumnCursor {
         // Room for a next batch of about this one's size, for the rest of
         // the last page to grow into.
         let room = n.saturating_add(n / 8);
+        let keep_rest = range.end < self.read_end;
         let mut carry = None;
         self.for_each_span(at..range.end, |this, span| match span {
             Span::Zeros(k) => {
@@ -596,7 +612,7 @@ impl ColumnCursor {
             }
             Span::Page { page, sub, .. } => this.with_page(page, |bytes, coding, len, offset| {
                 encoding::decode_values_in(coding, bytes, len, sub.clone(), offset, &mut out)?;
-                if sub.end < len {
+                if sub.end < len && keep_rest {
                     let rest = len - sub.end;
                     let mut kept: Vec<T> = Vec::with_capacity(rest.max(room));
                     encoding::decode_values_in(

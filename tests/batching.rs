@@ -331,3 +331,55 @@ fn consecutive_reads_of_a_column_give_its_values_in_order() {
     }
     assert!(checked >= 2, "{checked} columns of several pages");
 }
+
+/// A cursor told where its reads end keeps no decoded rest of a page after
+/// the read that ends there: a read past that end decodes the page again.
+/// Without the promise, the next read takes the kept values. The values
+/// are the same either way.
+#[test]
+fn a_read_that_ends_at_the_read_end_keeps_no_rest() {
+    use rntuple::encoding::can_decode_as;
+    use rntuple::page::ColumnCursor;
+
+    let file = RNTupleFile::open(data_dir().join("clusters.root")).unwrap();
+    let ntuple = file.ntuple(None).unwrap();
+    let descriptor = ntuple.descriptor();
+    let mut checked = 0;
+    for cluster in ntuple.clusters().unwrap() {
+        for column in &descriptor.columns {
+            let Some(range) = cluster.column(column.id) else {
+                continue;
+            };
+            let first_page = range.pages.first().map_or(0, |p| u64::from(p.n_elements));
+            if first_page < 4 || !can_decode_as::<f64>(column.column_type) {
+                continue;
+            }
+            let half = first_page / 2;
+            // (pages decompressed by the second read, the values of both)
+            let reads = |end: Option<u64>| {
+                let source = ntuple.page_source();
+                let mut cursor = ColumnCursor::new(&source, column, &cluster, None).unwrap();
+                if let Some(end) = end {
+                    cursor.set_read_end(end);
+                }
+                let first = cursor.read_values_buffer::<f64>(0..half).unwrap();
+                let before = source.stats.pages();
+                let second = cursor.read_values_buffer::<f64>(half..half + 1).unwrap();
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                let values = [bits(&first), bits(&second)].concat();
+                (source.stats.pages() - before, values)
+            };
+            let (kept, values) = reads(None);
+            let (again, same) = reads(Some(half));
+            let what = format!("column {} in cluster {}", column.id, cluster.id);
+            assert_eq!(
+                (kept, again),
+                (0, 1),
+                "{what}: pages the second read decompressed"
+            );
+            assert_eq!(values, same, "{what}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2, "{checked} columns checked");
+}

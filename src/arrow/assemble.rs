@@ -40,6 +40,10 @@ pub struct NodeReader {
     /// aliases of the source's columns).
     projection: bool,
     cursors: Vec<ColumnCursor>,
+    /// Elements of the first `per_entry_columns` cursors per entry, when
+    /// fixed (fields outside collections).
+    per_column: Option<u64>,
+    per_entry_columns: usize,
     children: Vec<NodeReader>,
 }
 
@@ -178,8 +182,25 @@ impl NodeReader {
             path,
             projection: field.is_projected(),
             cursors,
+            per_column,
+            per_entry_columns,
             children,
         })
+    }
+
+    /// Promises that no read goes past cluster-relative entry `end`.
+    /// Columns with a fixed number of elements per entry then keep no
+    /// decoded page rest after the read that ends there
+    /// ([`ColumnCursor::set_read_end`]).
+    pub fn set_read_end(&mut self, end: u64) {
+        if let Some(elements) = self.per_column.and_then(|p| p.checked_mul(end)) {
+            for cursor in self.cursors.iter_mut().take(self.per_entry_columns) {
+                cursor.set_read_end(elements);
+            }
+        }
+        for child in &mut self.children {
+            child.set_read_end(end);
+        }
     }
 
     /// The Arrow array for cluster-relative slots `range` of this node.

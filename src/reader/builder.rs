@@ -252,11 +252,14 @@ impl ClusterState {
         batch_size: u64,
         batches_ahead: Option<usize>,
     ) -> Result<Self> {
-        let readers = nodes
+        let mut readers = nodes
             .iter()
             .map(|node| NodeReader::new(descriptor, pages, node, cluster))
             .collect::<Result<Vec<_>>>()
             .with_context(|| format!("cluster {}", cluster.id))?;
+        for reader in &mut readers {
+            reader.set_read_end(range.end);
+        }
         Ok(Self {
             id: cluster.id,
             batches: Pipeline::new(readers, BatchRanges::new(range, batch_size), batches_ahead),
