@@ -15,6 +15,13 @@
 //!   and a short run otherwise enters it all over, each 64 KiB piece at the
 //!   cost of a page fault: `SELECT 1` took 6.2 ms before and 3.8 ms after.
 //!   Set `RNTUPLE_LINK_ORDER=0` to link without it.
+//!
+//!   The names in the list carry hashes that depend on the features each
+//!   dependency is built with. Built together with examples, tests or
+//!   benches, the dependencies also get the features of the
+//!   dev-dependencies, most names change (about 11% matched) and the layout
+//!   is lost. Build the command on its own: `cargo build --release --bin
+//!   rntuple`, `cargo run --release`, `cargo install`.
 
 use std::process::Command;
 

@@ -3,7 +3,8 @@
 
     pip install root uproot awkward duckdb pyarrow numpy
     python3 benches/nanoaod/generate.py --events 2000000 -o /tmp/nanoaod --parquet
-    cargo build --release --bins --example scan
+    cargo build --release --bin rntuple    # on its own (the link order of build.rs)
+    cargo build --release --example scan
     python3 benches/compare/run.py --data /tmp/nanoaod --events 2000000 --runs 3
 
 Every measurement is a fresh process; the systems alternate within each run (run 1: every system on every task,

@@ -18,7 +18,11 @@ of typical commands on the files in the repository: a session's start
 and a grouping query. Names are the binary's own symbol names (with their
 hashes), so a new compiler or new dependency versions leave names that the
 binary no longer has: `--check` says how many still match, and a run of
-this script brings the list up to date. Needs valgrind and `nm`.
+this script brings the list up to date. The hashes also depend on the
+features the dependencies are built with: build the command on its own
+(as above), not together with examples, tests or benches, whose
+dev-dependencies add features (then about 11% of the names match). Needs
+valgrind and `nm`.
 """
 
 import argparse
