@@ -562,9 +562,8 @@ impl ColumnCursor {
     /// kept for the next read (unless this one ends at the read end, see
     /// [`set_read_end`](Self::set_read_end)). That read, when it starts
     /// where this one ended, takes the kept values without decoding again:
-    /// as a slice,
-    /// without a copy, when they cover it, or else as the start of its
-    /// output, which is sized for a batch like this one to grow into.
+    /// as a slice, without a copy, when they cover it, or else as the start
+    /// of its output, which is sized for a batch like this one to grow into.
     pub fn read_values_buffer<T: NativeType + ArrowNativeType>(
         &mut self,
         range: Range<u64>,

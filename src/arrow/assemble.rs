@@ -40,10 +40,6 @@ pub struct NodeReader {
     /// aliases of the source's columns).
     projection: bool,
     cursors: Vec<ColumnCursor>,
-    /// Elements of the first `per_entry_columns` cursors per entry, when
-    /// fixed (fields outside collections).
-    per_column: Option<u64>,
-    per_entry_columns: usize,
     children: Vec<NodeReader>,
 }
 
@@ -119,6 +115,22 @@ impl SharedReads {
     }
 }
 
+/// The elements per entry of `node`'s columns when that is fixed (fields
+/// outside collections), and how many of its first columns have them.
+/// Only the first column of a string or streamed field does; its byte
+/// column follows the offsets.
+fn elements_per_entry(node: &FieldNode) -> (Option<u64>, usize) {
+    let mut per_column = node.per_entry;
+    if let NodeKind::Bitset(n) = node.kind {
+        per_column = per_column.and_then(|p| p.checked_mul(n as u64));
+    }
+    let columns = match node.kind {
+        NodeKind::String | NodeKind::Streamed => 1,
+        _ => usize::MAX,
+    };
+    (per_column, columns)
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -143,17 +155,8 @@ impl NodeReader {
             .iter()
             .find(|rep| rep.iter().all(|&c| cluster.column(c).is_some()))
             .or(field.representations.first());
-        let mut per_column = node.per_entry;
-        if let NodeKind::Bitset(n) = node.kind {
-            per_column = per_column.and_then(|p| p.checked_mul(n as u64));
-        }
+        let (per_column, per_entry_columns) = elements_per_entry(node);
         let expected_first = per_column.and_then(|p| cluster.first_entry.checked_mul(p));
-        // Only the first column of a string or streamed field has one
-        // element per entry; its byte column follows the offsets.
-        let per_entry_columns = match node.kind {
-            NodeKind::String | NodeKind::Streamed => 1,
-            _ => usize::MAX,
-        };
         let mut cursors = Vec::new();
         for (k, &id) in representation
             .map(Vec::as_slice)
@@ -182,8 +185,6 @@ impl NodeReader {
             path,
             projection: field.is_projected(),
             cursors,
-            per_column,
-            per_entry_columns,
             children,
         })
     }
@@ -193,8 +194,9 @@ impl NodeReader {
     /// decoded page rest after the read that ends there
     /// ([`ColumnCursor::set_read_end`]).
     pub fn set_read_end(&mut self, end: u64) {
-        if let Some(elements) = self.per_column.and_then(|p| p.checked_mul(end)) {
-            for cursor in self.cursors.iter_mut().take(self.per_entry_columns) {
+        let (per_column, per_entry_columns) = elements_per_entry(&self.node);
+        if let Some(elements) = per_column.and_then(|p| p.checked_mul(end)) {
+            for cursor in self.cursors.iter_mut().take(per_entry_columns) {
                 cursor.set_read_end(elements);
             }
         }
