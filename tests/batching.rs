@@ -383,3 +383,52 @@ fn a_read_that_ends_at_the_read_end_keeps_no_rest() {
     }
     assert!(checked >= 2, "{checked} columns checked");
 }
+
+/// The items of a collection learn where reads end from the offsets of the
+/// read that ends there: after it, a read past the end decodes the item
+/// page again instead of taking a kept rest. The values are the same
+/// either way.
+#[test]
+fn the_items_of_a_read_that_ends_at_the_read_end_keep_no_rest() {
+    use rntuple::arrow::assemble::{NodeReader, SharedReads};
+    use rntuple::arrow::map_descriptor;
+
+    let file = RNTupleFile::open(data_dir().join("clusters.root")).unwrap();
+    let ntuple = file.ntuple(None).unwrap();
+    let descriptor = ntuple.descriptor();
+    let mapping = map_descriptor(descriptor);
+    let (index, _) = mapping.schema.column_with_name("vec").unwrap();
+    let node = &mapping.nodes[index];
+    let (mut compared, mut ended) = (0, 0);
+    for cluster in ntuple.clusters().unwrap() {
+        let entries = cluster.n_entries;
+        for k in 1..entries {
+            // (pages decompressed by the read after entry k, the arrays of both reads)
+            let reads = |end: Option<u64>| {
+                let source = ntuple.page_source();
+                let mut reader = NodeReader::new(descriptor, &source, node, &cluster).unwrap();
+                if let Some(end) = end {
+                    reader.set_read_end(end);
+                }
+                let first = reader.read(0..k, &SharedReads::default()).unwrap();
+                let before = source.stats.pages();
+                let second = reader.read(k..k + 1, &SharedReads::default()).unwrap();
+                (source.stats.pages() - before, [first, second])
+            };
+            let (kept, values) = reads(None);
+            let (again, same) = reads(Some(k));
+            let what = format!("vec, entries 0..{k} of cluster {}", cluster.id);
+            assert_eq!(values, same, "{what}");
+            assert!(again >= kept, "{what}: {again} pages against {kept}");
+            compared += 1;
+            if (kept, again) == (0, 1) {
+                ended += 1;
+            }
+        }
+    }
+    assert!(compared >= 20, "{compared} reads compared");
+    assert!(
+        ended >= 2,
+        "{ended} of {compared} reads ended inside an item page"
+    );
+}

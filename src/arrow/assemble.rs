@@ -41,6 +41,9 @@ pub struct NodeReader {
     projection: bool,
     cursors: Vec<ColumnCursor>,
     children: Vec<NodeReader>,
+    /// No read goes past this cluster-relative slot (see
+    /// [`set_read_end`](Self::set_read_end)).
+    read_end: u64,
 }
 
 /// The arrays of one batch that several fields read from the same physical
@@ -186,22 +189,59 @@ impl NodeReader {
             projection: field.is_projected(),
             cursors,
             children,
+            read_end: u64::MAX,
         })
     }
 
-    /// Promises that no read goes past cluster-relative entry `end`.
-    /// Columns with a fixed number of elements per entry then keep no
-    /// decoded page rest after the read that ends there
-    /// ([`ColumnCursor::set_read_end`]).
+    /// Promises that no read goes past cluster-relative slot `end` (the
+    /// entry, for a top-level field). A read that ends there keeps no
+    /// decoded page rest ([`ColumnCursor::set_read_end`]): columns with a
+    /// fixed number of elements per slot learn their end now, the items of
+    /// collections once the read that ends there has read their offsets.
+    /// A read past `end` still works.
     pub fn set_read_end(&mut self, end: u64) {
-        let (per_column, per_entry_columns) = elements_per_entry(&self.node);
-        if let Some(elements) = per_column.and_then(|p| p.checked_mul(end)) {
-            for cursor in self.cursors.iter_mut().take(per_entry_columns) {
+        self.read_end = end;
+        let per_slot = match self.node.kind {
+            NodeKind::Primitive(_)
+            | NodeKind::String
+            | NodeKind::Streamed
+            | NodeKind::List(_)
+            | NodeKind::Map(_, _)
+            | NodeKind::Nullable(_)
+            | NodeKind::Cardinality { .. } => Some(1),
+            NodeKind::Bitset(n) => Some(n as u64),
+            NodeKind::FixedSizeList(..)
+            | NodeKind::Struct(_)
+            | NodeKind::Wrapper(_)
+            | NodeKind::Union(_) => None,
+        };
+        // The first column: the values, or the offsets of the items.
+        if let Some(elements) = per_slot.and_then(|p| p.checked_mul(end)) {
+            if let Some(cursor) = self.cursors.first_mut() {
                 cursor.set_read_end(elements);
             }
         }
-        for child in &mut self.children {
-            child.set_read_end(end);
+        let child_end = match self.node.kind {
+            NodeKind::FixedSizeList(_, n) => (n as u64).checked_mul(end),
+            NodeKind::Struct(_) | NodeKind::Wrapper(_) => Some(end),
+            // Known once the offsets of the last read are.
+            _ => None,
+        };
+        if let Some(child_end) = child_end {
+            for child in &mut self.children {
+                child.set_read_end(child_end);
+            }
+        }
+    }
+
+    /// Passes the read end on to the items of a collection: a read of
+    /// `range` that ends at this node's read end reads no item past
+    /// `items.end`.
+    fn end_items(&mut self, range: &Range<u64>, items: &Range<u64>) {
+        if range.end >= self.read_end {
+            for child in &mut self.children {
+                child.set_read_end(items.end);
+            }
         }
     }
 
@@ -272,7 +312,8 @@ impl NodeReader {
                 }
             }
             NodeKind::List(_) => {
-                let (offsets, elements) = self.read_offsets(range, shared)?;
+                let (offsets, elements) = self.read_offsets(range.clone(), shared)?;
+                self.end_items(&range, &elements);
                 let values = self.child(0)?.read(elements, shared)?;
                 let DataType::List(item) = data_type else {
                     return Err(type_mismatch(&self.path));
@@ -321,7 +362,8 @@ impl NodeReader {
                 Ok(Arc::new(StructArray::try_new(fields, arrays, None)?))
             }
             NodeKind::Map(_, _) => {
-                let (offsets, elements) = self.read_offsets(range, shared)?;
+                let (offsets, elements) = self.read_offsets(range.clone(), shared)?;
+                self.end_items(&range, &elements);
                 let keys = self.child(0)?.read(elements.clone(), shared)?;
                 let values = self.child(1)?.read(elements, shared)?;
                 let DataType::Map(entries_field, sorted) = data_type else {
@@ -340,7 +382,8 @@ impl NodeReader {
                 )?))
             }
             NodeKind::Nullable(_) => {
-                let (offsets, elements) = self.read_offsets(range, shared)?;
+                let (offsets, elements) = self.read_offsets(range.clone(), shared)?;
+                self.end_items(&range, &elements);
                 let values = self.child(0)?.read(elements, shared)?;
                 let mut indices = Vec::with_capacity(len);
                 for w in offsets.windows(2) {
