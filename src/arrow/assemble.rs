@@ -201,33 +201,26 @@ impl NodeReader {
     /// A read past `end` still works.
     pub fn set_read_end(&mut self, end: u64) {
         self.read_end = end;
-        let per_slot = match self.node.kind {
+        // Where the first column (the values, or the offsets of the items)
+        // and the children end; the items of collections are known only
+        // once the offsets of the last read are.
+        let (first_column, children) = match self.node.kind {
             NodeKind::Primitive(_)
             | NodeKind::String
             | NodeKind::Streamed
             | NodeKind::List(_)
             | NodeKind::Map(_, _)
             | NodeKind::Nullable(_)
-            | NodeKind::Cardinality { .. } => Some(1),
-            NodeKind::Bitset(n) => Some(n as u64),
-            NodeKind::FixedSizeList(..)
-            | NodeKind::Struct(_)
-            | NodeKind::Wrapper(_)
-            | NodeKind::Union(_) => None,
+            | NodeKind::Cardinality { .. } => (Some(end), None),
+            NodeKind::Bitset(n) => ((n as u64).checked_mul(end), None),
+            NodeKind::FixedSizeList(_, n) => (None, (n as u64).checked_mul(end)),
+            NodeKind::Struct(_) | NodeKind::Wrapper(_) => (None, Some(end)),
+            NodeKind::Union(_) => (None, None),
         };
-        // The first column: the values, or the offsets of the items.
-        if let Some(elements) = per_slot.and_then(|p| p.checked_mul(end)) {
-            if let Some(cursor) = self.cursors.first_mut() {
-                cursor.set_read_end(elements);
-            }
+        if let (Some(elements), Some(cursor)) = (first_column, self.cursors.first_mut()) {
+            cursor.set_read_end(elements);
         }
-        let child_end = match self.node.kind {
-            NodeKind::FixedSizeList(_, n) => (n as u64).checked_mul(end),
-            NodeKind::Struct(_) | NodeKind::Wrapper(_) => Some(end),
-            // Known once the offsets of the last read are.
-            _ => None,
-        };
-        if let Some(child_end) = child_end {
+        if let Some(child_end) = children {
             for child in &mut self.children {
                 child.set_read_end(child_end);
             }
