@@ -233,16 +233,30 @@ fn kind(dt: &DataType) -> &'static str {
     }
 }
 
+/// The most columns a refusal names; it counts the others.
+const NAMED_COLUMNS: usize = 8;
+
 /// The error refusing the columns `format` cannot hold, or `None`.
 fn refusal(schema: &Schema, format: ExportFormat, flatten: bool) -> Option<Error> {
     let bad = unwritable_columns(schema, format, flatten);
     if bad.is_empty() {
         return None;
     }
-    let names: Vec<String> = bad
+    // A file of a thousand fields must not make an error of a thousand
+    // names: the first few, and how many more.
+    let shown = if bad.len() > NAMED_COLUMNS + 1 {
+        NAMED_COLUMNS
+    } else {
+        bad.len()
+    };
+    let mut names: Vec<String> = bad
         .iter()
+        .take(shown)
         .map(|c| format!("{} ({})", c.path, kind(&c.data_type)))
         .collect();
+    if bad.len() > shown {
+        names.push(format!("and {} more", bad.len() - shown));
+    }
     let message = match format {
         ExportFormat::Csv => {
             let only_structs = bad
@@ -666,6 +680,29 @@ mod tests {
         let err = BatchWriter::try_new(Vec::new(), &batch.schema(), ExportFormat::Csv, &options)
             .unwrap_err();
         assert!(matches!(err, Error::InvalidArgument(ref m) if m.contains("v (list)")));
+    }
+
+    #[test]
+    fn a_refusal_names_a_few_columns_and_counts_the_rest() {
+        let list = DataType::List(Arc::new(Field::new_list_field(DataType::Float32, true)));
+        let refused = |n: usize| {
+            let fields: Vec<Field> = (0..n)
+                .map(|i| Field::new(format!("v{i}"), list.clone(), false))
+                .collect();
+            match refusal(&Schema::new(fields), ExportFormat::Csv, false) {
+                Some(Error::InvalidArgument(m)) => m,
+                other => panic!("expected a refusal of {n} columns, got {other:?}"),
+            }
+        };
+        // One more than the limit is named rather than counted.
+        let nine = refused(NAMED_COLUMNS + 1);
+        assert!(
+            nine.contains("v8 (list)") && !nine.contains("more"),
+            "{nine}"
+        );
+        let many = refused(1_000);
+        assert!(many.contains("v7 (list), and 992 more;"), "{many}");
+        assert!(!many.contains("v8 "), "{many}");
     }
 
     #[test]

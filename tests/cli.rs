@@ -637,6 +637,23 @@ fn export_csv_equals_direct_read() {
 }
 
 #[test]
+fn a_refusal_names_a_few_columns_and_counts_the_rest() {
+    // 23 list columns, three of them lists of structs of 6-7 members.
+    let file = fixture("adl/nanoaod_events.root");
+    let args = ["export", path_str(&file), "--format", "csv", "-o", "-"];
+    let line = run_err(&args);
+    assert!(
+        line.contains("_collection1 (List<Struct{Jet_pt, Jet_eta, Jet_phi, Jet_mass, 2 more}>)"),
+        "{line}"
+    );
+    assert!(
+        line.contains("Electron_charge (List<Int32>), and 15 more; leave them out"),
+        "{line}"
+    );
+    assert!(!line.contains("Muon_tightId"), "{line}");
+}
+
+#[test]
 fn export_limit_and_ntuple() {
     let file = fixture("multi.root");
     let bytes = run_bytes(&[

@@ -13,7 +13,7 @@ use rntuple::RNTupleRecordBatchReader;
 
 use crate::inspect::open;
 use crate::util::{
-    bulk_stdout, entry_progress, type_name, warn_skipped, CliError, CliResult, Context,
+    brief_type_name, bulk_stdout, entry_progress, warn_skipped, CliError, CliResult, Context,
 };
 use crate::{CatArgs, CatFormat, ExportArgs};
 
@@ -55,16 +55,30 @@ fn reader(req: &ReadRequest, quiet: bool) -> CliResult<(RNTupleRecordBatchReader
     Ok((builder.build().context(&at)?, total))
 }
 
+/// The most columns an error names; it counts the others.
+const NAMED_COLUMNS: usize = 8;
+
 /// Refuses, naming them, the columns `format` cannot hold.
 fn check_columns(schema: &Schema, format: ExportFormat, flatten: bool) -> CliResult {
     let bad = unwritable_columns(schema, format, flatten);
     if bad.is_empty() {
         return Ok(());
     }
-    let names: Vec<String> = bad
+    // A file of a thousand fields must not make an error of a thousand
+    // names: the first few, and how many more.
+    let shown = if bad.len() > NAMED_COLUMNS + 1 {
+        NAMED_COLUMNS
+    } else {
+        bad.len()
+    };
+    let mut names: Vec<String> = bad
         .iter()
-        .map(|c| format!("{} ({})", c.path, type_name(&c.data_type)))
+        .take(shown)
+        .map(|c| format!("{} ({})", c.path, brief_type_name(&c.data_type, 4)))
         .collect();
+    if bad.len() > shown {
+        names.push(format!("and {} more", bad.len() - shown));
+    }
     let names = names.join(", ");
     Err(CliError::new(match format {
         ExportFormat::Csv if !flatten && bad.iter().all(|c| matches!(c.data_type, DataType::Struct(_))) => format!(

@@ -249,30 +249,47 @@ pub fn compression_name(setting: u32) -> String {
 
 /// An Arrow type in short form: `List<Float32>`, `Struct{pt, eta}`.
 pub fn type_name(dt: &DataType) -> String {
+    brief_type_name(dt, usize::MAX)
+}
+
+/// [`type_name`] naming at most `members` members of each struct and
+/// counting the rest (`Struct{pt, eta, 5 more}`), for messages.
+pub fn brief_type_name(dt: &DataType, members: usize) -> String {
+    let name = |dt: &DataType| brief_type_name(dt, members);
     match dt {
-        DataType::List(f) | DataType::LargeList(f) => format!("List<{}>", type_name(f.data_type())),
+        DataType::List(f) | DataType::LargeList(f) => format!("List<{}>", name(f.data_type())),
         DataType::FixedSizeList(f, n) => {
-            format!("FixedSizeList<{}, {n}>", type_name(f.data_type()))
+            format!("FixedSizeList<{}, {n}>", name(f.data_type()))
         }
         DataType::Struct(fields) => {
-            let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+            // Naming the one member left costs no more than counting it.
+            let shown = if fields.len() > members.saturating_add(1) {
+                members
+            } else {
+                fields.len()
+            };
+            let mut names: Vec<String> = fields
+                .iter()
+                .take(shown)
+                .map(|f| f.name().clone())
+                .collect();
+            if fields.len() > names.len() {
+                names.push(format!("{} more", fields.len() - names.len()));
+            }
             format!("Struct{{{}}}", names.join(", "))
         }
         DataType::Map(f, _) => match f.data_type() {
             DataType::Struct(kv) if kv.len() == 2 => {
                 format!(
                     "Map<{}, {}>",
-                    type_name(kv[0].data_type()),
-                    type_name(kv[1].data_type())
+                    name(kv[0].data_type()),
+                    name(kv[1].data_type())
                 )
             }
-            other => format!("Map<{}>", type_name(other)),
+            other => format!("Map<{}>", name(other)),
         },
         DataType::Union(fields, _) => {
-            let alts: Vec<String> = fields
-                .iter()
-                .map(|(_, f)| type_name(f.data_type()))
-                .collect();
+            let alts: Vec<String> = fields.iter().map(|(_, f)| name(f.data_type())).collect();
             format!("Union<{}>", alts.join(", "))
         }
         other => format!("{other:?}"),
