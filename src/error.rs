@@ -85,6 +85,13 @@ pub enum Error {
     #[error("{0}")]
     InvalidArgument(String),
 
+    /// The file holds several RNTuples and none was named.
+    #[error("the file holds {} RNTuples ({}): name one", .ntuples.len(), .ntuples.join(", "))]
+    AmbiguousNTuple {
+        /// The paths of the file's RNTuples.
+        ntuples: Vec<String>,
+    },
+
     /// An error of the operating system.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

@@ -273,6 +273,47 @@ fn schema_names_the_ntuple_to_choose() {
     );
     let line = run_err(&["schema", path_str(&multi)]);
     assert!(line.contains("sub/deeper/A"), "{line}");
+    assert!(line.ends_with("name one with --ntuple NAME"), "{line}");
+}
+
+#[test]
+fn sql_tables_name_the_ntuple_to_read() {
+    let multi = fixture("multi.root");
+    let table = format!("t={}", path_str(&multi));
+    let count = ["-c", "SELECT count(*) AS n FROM t", "--format", "csv"];
+    // Without a name, the error says how to give one.
+    let mut args = vec!["sql", "--table", &table];
+    args.extend(count);
+    let line = run_err(&args);
+    assert!(line.contains("(A, B, sub/C, sub/deeper/A)"), "{line}");
+    assert!(line.ends_with("name one with --ntuple NAME"), "{line}");
+    // B holds 3 entries, sub/C 4.
+    for (ntuple, n) in [("B", "3"), ("sub/C", "4")] {
+        let mut args = vec!["sql", "--table", &table, "--ntuple", ntuple];
+        args.extend(count);
+        assert_eq!(run_ok(&args), format!("n\n{n}\n"), "--ntuple {ntuple}");
+    }
+    // A table made in SQL names it with a table option.
+    let create = |options: &str| {
+        format!(
+            "CREATE EXTERNAL TABLE t STORED AS RNTUPLE LOCATION '{}'{options}; \
+             SELECT count(*) AS n FROM t",
+            path_str(&multi)
+        )
+    };
+    let line = run_err(&["sql", "-c", &create("")]);
+    assert!(
+        line.ends_with("name one with OPTIONS ('ntuple' 'NAME')"),
+        "{line}"
+    );
+    let out = run_ok(&[
+        "sql",
+        "-c",
+        &create(" OPTIONS ('ntuple' 'B')"),
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(out, "n\n3\n");
 }
 
 #[test]

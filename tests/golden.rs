@@ -212,3 +212,17 @@ async fn stream_gives_the_batches_of_the_iterator() {
     assert!(early.next().await.unwrap().is_ok());
     drop(early);
 }
+
+/// A file of several RNTuples opened without a name gives their paths in a
+/// typed error, for callers to offer a choice.
+#[test]
+fn a_file_of_several_rntuples_lists_them_when_none_is_named() {
+    let file = rntuple::RNTupleFile::open(data_dir().join("multi.root")).unwrap();
+    match file.ntuple(None) {
+        Err(rntuple::Error::AmbiguousNTuple { ntuples }) => {
+            assert_eq!(ntuples, ["A", "B", "sub/C", "sub/deeper/A"]);
+        }
+        other => panic!("expected AmbiguousNTuple, got {other:?}"),
+    }
+    assert_eq!(file.ntuple(Some("sub/C")).unwrap().n_entries(), 4);
+}

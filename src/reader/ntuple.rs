@@ -118,17 +118,15 @@ impl RNTupleFile {
                 .find(|a| a.path == name)
                 .or_else(|| anchors.iter().find(|a| a.name == name)),
             None if anchors.len() == 1 => anchors.first(),
+            None if anchors.is_empty() => {
+                return Err(Error::InvalidArgument(
+                    "the file holds no RNTuple".to_string(),
+                ));
+            }
             None => {
-                let names: Vec<&str> = anchors.iter().map(|a| a.path.as_str()).collect();
-                return Err(Error::InvalidArgument(if names.is_empty() {
-                    "the file holds no RNTuple".to_string()
-                } else {
-                    format!(
-                        "the file holds {} RNTuples ({}): name one",
-                        names.len(),
-                        names.join(", ")
-                    )
-                }));
+                return Err(Error::AmbiguousNTuple {
+                    ntuples: anchors.iter().map(|a| a.path.clone()).collect(),
+                });
             }
         };
         let entry = entry.ok_or_else(|| {

@@ -210,6 +210,10 @@ struct SqlArgs {
     tables: Vec<String>,
     /// Files to register under the names of their RNTuples.
     files: Vec<PathBuf>,
+    /// The RNTuple the tables of --table read (its name or directory
+    /// path); needed when their files hold several.
+    #[arg(long)]
+    ntuple: Option<String>,
     /// The query (several statements may be separated by ;).
     #[arg(
         short = 'c',

@@ -17,7 +17,7 @@ use arrow::util::pretty::pretty_format_batches_with_options;
 use datafusion::common::TableReference;
 use datafusion::datasource::listing::ListingTable;
 use datafusion::datasource::source_as_provider;
-use datafusion::logical_expr::LogicalPlan;
+use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::physical_plan::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::DFParser;
@@ -111,7 +111,11 @@ async fn register_tables(
             )));
         };
         claim(name, path)?;
-        let format = register(ctx, name, path, RNTupleReadOptions::default())
+        let mut options = RNTupleReadOptions::default();
+        if let Some(ntuple) = &args.ntuple {
+            options = options.with_ntuple(ntuple.clone());
+        }
+        let format = register(ctx, name, path, options)
             .await
             .context(format_args!("table {name} ({path})"))?;
         // From the metadata the table has read already: no file is opened
@@ -221,7 +225,17 @@ async fn run_script(ctx: &SessionContext, text: &str, output: Output) -> CliResu
     for statement in statements {
         let started = Instant::now();
         let plan = ctx.state().statement_to_plan(statement).await?;
-        let frame = ctx.execute_logical_plan(plan).await?;
+        // The table a CREATE EXTERNAL TABLE makes opens its files now.
+        let creates = matches!(plan, LogicalPlan::Ddl(DdlStatement::CreateExternalTable(_)));
+        let frame = ctx.execute_logical_plan(plan).await.map_err(|e| {
+            let e = CliError::from(e);
+            if creates {
+                // It names its RNTuple with a table option, not --ntuple.
+                e.with_ntuple_hint(" with OPTIONS ('ntuple' 'NAME')")
+            } else {
+                e
+            }
+        })?;
         let stream = frame.execute_stream().await?;
         print_stream(stream, output, started).await?;
     }

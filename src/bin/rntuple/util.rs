@@ -14,6 +14,9 @@ pub struct CliError {
     message: String,
     /// Writing to a closed pipe (`rntuple cat f | head`): end quietly.
     pub broken_pipe: bool,
+    /// The file holds several RNTuples and none was named: the message
+    /// ends with how to name one.
+    ambiguous_ntuple: bool,
 }
 
 pub type CliResult<T = ()> = Result<T, CliError>;
@@ -25,6 +28,7 @@ impl CliError {
         Self {
             message,
             broken_pipe,
+            ambiguous_ntuple: false,
         }
     }
 
@@ -32,10 +36,25 @@ impl CliError {
     pub fn context(self, context: impl fmt::Display) -> Self {
         Self {
             message: format!("{context}: {}", self.message),
-            broken_pipe: self.broken_pipe,
+            ..self
         }
     }
+
+    /// Replaces the hint of an ambiguous RNTuple (`with --ntuple NAME`).
+    pub fn with_ntuple_hint(mut self, hint: &str) -> Self {
+        if self.ambiguous_ntuple {
+            if let Some(cut) = self.message.rfind(AMBIGUOUS_HINT) {
+                self.message.truncate(cut);
+                self.message.push_str(hint);
+            }
+        }
+        self
+    }
 }
+
+/// How every command that opens one RNTuple names it (`sql` for the files
+/// of `--table`).
+const AMBIGUOUS_HINT: &str = " with --ntuple NAME";
 
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -73,6 +92,11 @@ fn one_line(message: &str) -> String {
 impl From<rntuple::Error> for CliError {
     fn from(e: rntuple::Error) -> Self {
         let broken = matches!(e.root_cause(), rntuple::Error::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe);
+        if let rntuple::Error::AmbiguousNTuple { .. } = e.root_cause() {
+            let mut c = CliError::new(format_args!("{e}{AMBIGUOUS_HINT}"));
+            c.ambiguous_ntuple = true;
+            return c;
+        }
         let mut e = CliError::new(e);
         e.broken_pipe |= broken;
         e
