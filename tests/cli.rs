@@ -684,7 +684,9 @@ fn a_refusal_names_a_few_columns_and_counts_the_rest() {
     let args = ["export", path_str(&file), "--format", "csv", "-o", "-"];
     let line = run_err(&args);
     assert!(
-        line.contains("_collection1 (List<Struct{Jet_pt, Jet_eta, Jet_phi, Jet_mass, 2 more}>)"),
+        line.contains(
+            "_collection1 (List<Struct{Jet_pt, Jet_eta, Jet_phi, Jet_mass, and 2 more}>)"
+        ),
         "{line}"
     );
     assert!(

@@ -13,7 +13,8 @@ use rntuple::RNTupleRecordBatchReader;
 
 use crate::inspect::open;
 use crate::util::{
-    brief_type_name, bulk_stdout, entry_progress, warn_skipped, CliError, CliResult, Context,
+    brief_type_name, bulk_stdout, entry_progress, some_of, warn_skipped, CliError, CliResult,
+    Context,
 };
 use crate::{CatArgs, CatFormat, ExportArgs};
 
@@ -66,20 +67,9 @@ fn check_columns(schema: &Schema, format: ExportFormat, flatten: bool) -> CliRes
     }
     // A file of a thousand fields must not make an error of a thousand
     // names: the first few, and how many more.
-    let shown = if bad.len() > NAMED_COLUMNS + 1 {
-        NAMED_COLUMNS
-    } else {
-        bad.len()
-    };
-    let mut names: Vec<String> = bad
-        .iter()
-        .take(shown)
-        .map(|c| format!("{} ({})", c.path, brief_type_name(&c.data_type, 4)))
-        .collect();
-    if bad.len() > shown {
-        names.push(format!("and {} more", bad.len() - shown));
-    }
-    let names = names.join(", ");
+    let names = some_of(&bad, NAMED_COLUMNS, |c| {
+        format!("{} ({})", c.path, brief_type_name(&c.data_type, 4))
+    });
     Err(CliError::new(match format {
         ExportFormat::Csv if !flatten && bad.iter().all(|c| matches!(c.data_type, DataType::Struct(_))) => format!(
             "CSV cannot hold nested columns: {names}; add --flatten to write struct members as parent.member columns, or use --format jsonl"

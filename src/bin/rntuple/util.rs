@@ -276,8 +276,24 @@ pub fn type_name(dt: &DataType) -> String {
     brief_type_name(dt, usize::MAX)
 }
 
+/// `items` named by `name` and joined by commas, at most `most` of them and
+/// the rest counted: `a, b, and 5 more`. The one item left over is named
+/// rather than counted.
+pub fn some_of<T>(items: &[T], most: usize, name: impl Fn(&T) -> String) -> String {
+    let shown = if items.len() > most.saturating_add(1) {
+        most
+    } else {
+        items.len()
+    };
+    let mut names: Vec<String> = items.iter().take(shown).map(name).collect();
+    if items.len() > shown {
+        names.push(format!("and {} more", items.len() - shown));
+    }
+    names.join(", ")
+}
+
 /// [`type_name`] naming at most `members` members of each struct and
-/// counting the rest (`Struct{pt, eta, 5 more}`), for messages.
+/// counting the rest (`Struct{pt, eta, and 5 more}`), for messages.
 pub fn brief_type_name(dt: &DataType, members: usize) -> String {
     let name = |dt: &DataType| brief_type_name(dt, members);
     match dt {
@@ -286,21 +302,10 @@ pub fn brief_type_name(dt: &DataType, members: usize) -> String {
             format!("FixedSizeList<{}, {n}>", name(f.data_type()))
         }
         DataType::Struct(fields) => {
-            // Naming the one member left costs no more than counting it.
-            let shown = if fields.len() > members.saturating_add(1) {
-                members
-            } else {
-                fields.len()
-            };
-            let mut names: Vec<String> = fields
-                .iter()
-                .take(shown)
-                .map(|f| f.name().clone())
-                .collect();
-            if fields.len() > names.len() {
-                names.push(format!("{} more", fields.len() - names.len()));
-            }
-            format!("Struct{{{}}}", names.join(", "))
+            format!(
+                "Struct{{{}}}",
+                some_of(fields, members, |f| f.name().clone())
+            )
         }
         DataType::Map(f, _) => match f.data_type() {
             DataType::Struct(kv) if kv.len() == 2 => {
