@@ -14,9 +14,9 @@ pub struct CliError {
     message: String,
     /// Writing to a closed pipe (`rntuple cat f | head`): end quietly.
     pub broken_pipe: bool,
-    /// The file holds several RNTuples and none was named: the message
-    /// ends with how to name one.
-    ambiguous_ntuple: bool,
+    /// How to name an RNTuple, after the message, when the file holds
+    /// several and none was named.
+    ntuple_hint: Option<&'static str>,
 }
 
 pub type CliResult<T = ()> = Result<T, CliError>;
@@ -28,7 +28,7 @@ impl CliError {
         Self {
             message,
             broken_pipe,
-            ambiguous_ntuple: false,
+            ntuple_hint: None,
         }
     }
 
@@ -40,25 +40,20 @@ impl CliError {
         }
     }
 
-    /// Replaces the hint of an ambiguous RNTuple (`with --ntuple NAME`).
-    pub fn with_ntuple_hint(mut self, hint: &str) -> Self {
-        if self.ambiguous_ntuple {
-            if let Some(cut) = self.message.rfind(AMBIGUOUS_HINT) {
-                self.message.truncate(cut);
-                self.message.push_str(hint);
-            }
+    /// Replaces how an error of an unnamed RNTuple says to name one
+    /// (`with --ntuple NAME`, the way of every command that opens one).
+    pub fn with_ntuple_hint(mut self, hint: &'static str) -> Self {
+        if self.ntuple_hint.is_some() {
+            self.ntuple_hint = Some(hint);
         }
         self
     }
 }
 
-/// How every command that opens one RNTuple names it (`sql` for the files
-/// of `--table`).
-const AMBIGUOUS_HINT: &str = " with --ntuple NAME";
-
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.message)?;
+        f.write_str(self.ntuple_hint.unwrap_or_default())
     }
 }
 
@@ -92,12 +87,11 @@ fn one_line(message: &str) -> String {
 impl From<rntuple::Error> for CliError {
     fn from(e: rntuple::Error) -> Self {
         let broken = matches!(e.root_cause(), rntuple::Error::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe);
-        if let rntuple::Error::AmbiguousNTuple { .. } = e.root_cause() {
-            let mut c = CliError::new(format_args!("{e}{AMBIGUOUS_HINT}"));
-            c.ambiguous_ntuple = true;
-            return c;
-        }
+        let ambiguous = matches!(e.root_cause(), rntuple::Error::AmbiguousNTuple { .. });
         let mut e = CliError::new(e);
+        if ambiguous {
+            e.ntuple_hint = Some(" with --ntuple NAME");
+        }
         e.broken_pipe |= broken;
         e
     }
