@@ -50,5 +50,5 @@ pub use page::{Limits, ReadStats};
 #[cfg(feature = "async")]
 pub use reader::RNTupleRecordBatchStream;
 pub use reader::{
-    NTupleInfo, RNTuple, RNTupleFile, RNTupleReaderBuilder, RNTupleRecordBatchReader,
+    NTupleInfo, RNTuple, RNTupleFile, RNTupleReaderBuilder, RNTupleRecordBatchReader, SchemaCache,
 };

@@ -226,3 +226,50 @@ fn a_file_of_several_rntuples_lists_them_when_none_is_named() {
     }
     assert_eq!(file.ntuple(Some("sub/C")).unwrap().n_entries(), 4);
 }
+
+/// RNTuples opened through one schema cache share the descriptor fields and
+/// Arrow mapping of a header seen before, keep their own clusters, and read
+/// as they do without the cache; another header gets a schema of its own.
+#[test]
+fn files_with_the_same_header_share_one_schema() {
+    use std::sync::Arc;
+
+    let schemas = Arc::new(rntuple::SchemaCache::new());
+    let open = |path: std::path::PathBuf| {
+        rntuple::RNTupleFile::open(path)
+            .unwrap()
+            .with_schema_cache(schemas.clone())
+            .ntuple(None)
+            .unwrap()
+    };
+    let events = open(data_dir().join("adl/nanoaod_events.root"));
+    let clusters = open(data_dir().join("adl/nanoaod_clusters.root"));
+    assert_eq!(schemas.len(), 1);
+    assert!(Arc::ptr_eq(events.mapping(), clusters.mapping()));
+    assert!(rntuple::descriptor::Shared::ptr_eq(
+        &events.descriptor().fields,
+        &clusters.descriptor().fields
+    ));
+    assert_eq!(events.descriptor().n_clusters, 1);
+    assert_eq!(clusters.descriptor().n_clusters, 12);
+
+    let read = |ntuple: rntuple::RNTuple| {
+        rntuple::RNTupleReaderBuilder::new(ntuple)
+            .with_batch_size(1000)
+            .build()
+            .unwrap()
+            .collect_batches()
+            .unwrap()
+    };
+    let alone = rntuple::RNTupleFile::open(data_dir().join("adl/nanoaod_clusters.root"))
+        .unwrap()
+        .ntuple(None)
+        .unwrap();
+    assert!(!Arc::ptr_eq(alone.mapping(), clusters.mapping()));
+    assert_eq!(alone.descriptor(), clusters.descriptor());
+    assert_eq!(read(clusters), read(alone));
+
+    let other = open(data_dir().join("clusters.root"));
+    assert_eq!(schemas.len(), 2);
+    assert!(!Arc::ptr_eq(other.mapping(), events.mapping()));
+}

@@ -705,7 +705,8 @@ mod tests {
         };
         let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
         let object = store.head(&Path::from_filesystem_path(&fixture)?).await?;
-        let meta = super::super::store::load_ntuple(&store, &object, Some("Reals"), 0).await?;
+        let meta =
+            super::super::store::load_ntuple(&store, &object, Some("Reals"), 0, None).await?;
         let all: Vec<usize> = (0..meta.clusters.len()).collect();
         let rows = UInt64Array::from_iter_values(all.iter().map(|&c| c as u64));
 
@@ -757,7 +758,7 @@ mod tests {
 
         let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
         let object = store.head(&Path::from_filesystem_path(&path)?).await?;
-        let mut meta = super::super::store::load_ntuple(&store, &object, None, 0).await?;
+        let mut meta = super::super::store::load_ntuple(&store, &object, None, 0, None).await?;
         meta.index = load(&store, &object, &meta).await;
         assert!(meta.index.is_some());
 
@@ -789,7 +790,7 @@ mod tests {
             .open(&path)
             .and_then(|mut f| std::io::Write::write_all(&mut f, b"x"))?;
         let object = store.head(&Path::from_filesystem_path(&path)?).await?;
-        let meta = super::super::store::load_ntuple(&store, &object, None, 0).await?;
+        let meta = super::super::store::load_ntuple(&store, &object, None, 0, None).await?;
         assert!(load(&store, &object, &meta).await.is_none());
         Ok(())
     }

@@ -378,7 +378,8 @@ mod tests {
         let location = Path::from_filesystem_path(&path)?;
         let object = store.head(&location).await?;
         let options = RNTupleReadOptions::default();
-        let meta = Arc::new(super::super::store::load_ntuple(&store, &object, None, 0).await?);
+        let meta =
+            Arc::new(super::super::store::load_ntuple(&store, &object, None, 0, None).await?);
         let n_clusters = meta.clusters.len();
         assert!(n_clusters > 4);
         let source = RNTupleSource::new(

@@ -38,7 +38,7 @@ use crate::arrow::SkippedField;
 use crate::descriptor::ClusterDescriptor;
 use crate::error::{Error, Result};
 use crate::io::{FileReader, ReadAt};
-use crate::reader::{RNTuple, RNTupleFile};
+use crate::reader::{RNTuple, RNTupleFile, SchemaCache};
 
 /// Bytes fetched from the start and from the end of a larger file.
 const HEAD: u64 = 256 << 10;
@@ -262,6 +262,7 @@ pub(crate) async fn load_ntuple(
     object: &ObjectMeta,
     name: Option<&str>,
     whole_file_limit: u64,
+    schemas: Option<Arc<SchemaCache>>,
 ) -> DfResult<NTupleMeta> {
     let size = object.size;
     let source = Arc::new(SparseSource::new(size));
@@ -270,13 +271,12 @@ pub(crate) async fn load_ntuple(
         // Nothing to fetch: the metadata is read from the file as needed.
         let file: Arc<dyn ReadAt> = Arc::new(file);
         let attempt_name = name.clone();
-        let (ntuple, clusters) =
-            tokio::task::spawn_blocking(move || open_ntuple(file, attempt_name.as_deref()))
-                .await
-                .map_err(|e| DataFusionError::External(Box::new(e)))?
-                .map_err(|e| {
-                    DataFusionError::from(e).context(format!("reading {}", object.location))
-                })?;
+        let (ntuple, clusters) = tokio::task::spawn_blocking(move || {
+            open_ntuple(file, attempt_name.as_deref(), schemas.as_ref())
+        })
+        .await
+        .map_err(|e| DataFusionError::External(Box::new(e)))?
+        .map_err(|e| DataFusionError::from(e).context(format!("reading {}", object.location)))?;
         return Ok(NTupleMeta::new(object, ntuple, clusters, source, false));
     }
     let whole = size <= whole_file_limit;
@@ -289,10 +289,12 @@ pub(crate) async fn load_ntuple(
     for _ in 0..MAX_ROUNDS {
         let src: Arc<dyn ReadAt> = source.clone();
         let attempt_name = name.clone();
-        let attempt =
-            tokio::task::spawn_blocking(move || open_ntuple(src, attempt_name.as_deref()))
-                .await
-                .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let attempt_schemas = schemas.clone();
+        let attempt = tokio::task::spawn_blocking(move || {
+            open_ntuple(src, attempt_name.as_deref(), attempt_schemas.as_ref())
+        })
+        .await
+        .map_err(|e| DataFusionError::External(Box::new(e)))?;
         let misses = source.take_misses();
         if misses.is_empty() {
             let (ntuple, clusters) = attempt.map_err(|e| {
@@ -319,8 +321,12 @@ pub(crate) async fn load_ntuple(
 fn open_ntuple(
     source: Arc<dyn ReadAt>,
     name: Option<&str>,
+    schemas: Option<&Arc<SchemaCache>>,
 ) -> Result<(RNTuple, Vec<ClusterDescriptor>)> {
-    let file = RNTupleFile::from_source(source)?;
+    let mut file = RNTupleFile::from_source(source)?;
+    if let Some(schemas) = schemas {
+        file = file.with_schema_cache(schemas.clone());
+    }
     let ntuple = file.ntuple(name)?;
     let clusters = ntuple.clusters()?;
     Ok((ntuple, clusters))
@@ -331,6 +337,8 @@ fn open_ntuple(
 #[derive(Debug, Default)]
 pub(crate) struct MetadataCache {
     entries: Mutex<HashMap<Path, (CacheKey, Arc<NTupleMeta>)>>,
+    /// The files of a table share their schema when their headers agree.
+    schemas: Arc<SchemaCache>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -365,6 +373,7 @@ impl MetadataCache {
             object,
             options.ntuple.as_deref(),
             options.whole_file_limit,
+            Some(self.schemas.clone()),
         )
         .await?;
         if options.use_index {
@@ -503,13 +512,13 @@ mod tests {
         let local: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
         let location = Path::from_filesystem_path(&path)?;
         let object = local.head(&location).await?;
-        let meta = load_ntuple(&local, &object, None, 0).await?;
+        let meta = load_ntuple(&local, &object, None, 0, None).await?;
         assert!(!meta.fetch_pages, "read in place from {local}");
         assert_eq!(held_bytes(&meta), 0, "nothing fetched is kept");
 
         let prefixed: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(&dir)?);
         let object = prefixed.head(&Path::from("clusters.root")).await?;
-        let meta = load_ntuple(&prefixed, &object, None, u64::MAX).await?;
+        let meta = load_ntuple(&prefixed, &object, None, u64::MAX, None).await?;
         assert!(!meta.fetch_pages, "read in place from {prefixed}");
 
         let mut wrong = object.clone();
@@ -524,8 +533,33 @@ mod tests {
             )
             .await?;
         let object = memory.head(&Path::from("a.root")).await?;
-        let meta = load_ntuple(&memory, &object, None, 0).await?;
+        let meta = load_ntuple(&memory, &object, None, 0, None).await?;
         assert!(meta.fetch_pages);
+        Ok(())
+    }
+
+    /// The files of one table that have the same header share one schema.
+    #[tokio::test]
+    async fn files_of_a_table_share_their_schema() -> DfResult<()> {
+        use object_store::ObjectStoreExt;
+
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(&dir)?);
+        let cache = MetadataCache::default();
+        let options = RNTupleReadOptions::default();
+        let mut metas = Vec::new();
+        for name in [
+            "adl/nanoaod_events.root",
+            "adl/nanoaod_clusters.root",
+            "clusters.root",
+        ] {
+            let object = store.head(&Path::from(name)).await?;
+            metas.push(cache.get(&store, &object, &options).await?);
+        }
+        assert!(Arc::ptr_eq(&metas[0].schema, &metas[1].schema));
+        assert_eq!((metas[0].clusters.len(), metas[1].clusters.len()), (1, 12));
+        assert!(!Arc::ptr_eq(&metas[0].schema, &metas[2].schema));
+        assert_eq!(cache.schemas.len(), 2);
         Ok(())
     }
 

@@ -27,6 +27,8 @@ mod column_type;
 
 pub use column_type::{ColumnType, Encoding};
 
+use std::sync::Arc;
+
 use crate::envelope::{
     AttributeSetRecord, ColumnPageRange, EnvelopeLink, ExtraTypeInfoRecord, FooterEnvelope,
     HeaderEnvelope, PageListEnvelope, PageRecord, SchemaDescription,
@@ -170,6 +172,54 @@ impl ClusterDescriptor {
     }
 }
 
+/// A list of a [`Descriptor`] that the descriptors of RNTuples with the same
+/// schema share: a slice (`descriptor.fields[i]`, `.iter()`, `for f in
+/// &descriptor.fields`), cheap to clone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shared<T>(Arc<[T]>);
+
+impl<T> Shared<T> {
+    /// Whether `a` and `b` are the same list, not just equal ones.
+    pub fn ptr_eq(a: &Self, b: &Self) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl<T> From<Vec<T>> for Shared<T> {
+    fn from(items: Vec<T>) -> Self {
+        Self(items.into())
+    }
+}
+
+impl<T> std::ops::Deref for Shared<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T: PartialEq, const N: usize> PartialEq<[T; N]> for Shared<T> {
+    fn eq(&self, other: &[T; N]) -> bool {
+        self.0[..] == other[..]
+    }
+}
+
+impl<T: PartialEq> PartialEq<Vec<T>> for Shared<T> {
+    fn eq(&self, other: &Vec<T>) -> bool {
+        self.0[..] == other[..]
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Shared<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
 /// Everything the header and footer say about one RNTuple.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Descriptor {
@@ -181,13 +231,15 @@ pub struct Descriptor {
     /// Feature flag bits of header and footer together.
     pub feature_flags: Vec<u64>,
     pub header_checksum: u64,
-    pub fields: Vec<FieldDescriptor>,
-    pub columns: Vec<ColumnDescriptor>,
-    pub extra_type_info: Vec<ExtraTypeInfoRecord>,
+    /// The schema's parts are shared by the descriptors of RNTuples with the
+    /// same header (see [`Descriptor::with_footer`]).
+    pub fields: Shared<FieldDescriptor>,
+    pub columns: Shared<ColumnDescriptor>,
+    pub extra_type_info: Shared<ExtraTypeInfoRecord>,
     pub cluster_groups: Vec<ClusterGroup>,
     pub attribute_sets: Vec<AttributeSetRecord>,
     /// IDs of the top-level fields, in order.
-    pub top_level: Vec<u32>,
+    pub top_level: Shared<u32>,
     pub n_entries: u64,
     pub n_clusters: u64,
 }
@@ -195,27 +247,25 @@ pub struct Descriptor {
 impl Descriptor {
     /// Links header and footer into one validated descriptor.
     pub fn new(
-        mut header: HeaderEnvelope,
+        header: HeaderEnvelope,
         mut footer: FooterEnvelope,
         version: [u16; 4],
     ) -> Result<Self> {
-        crate::error::verify_checksum(
-            "header checksum in the footer",
-            0,
-            footer.header_checksum,
-            header.checksum,
-        )?;
-        let mut feature_flags = header.feature_flags.clone();
-        for bit in &footer.feature_flags {
-            if !feature_flags.contains(bit) {
-                feature_flags.push(*bit);
-            }
-        }
-        crate::envelope::check_feature_flags(&feature_flags)?;
+        let extension = std::mem::take(&mut footer.extension);
+        Self::schema(header, extension, version)?.with_footer(footer)
+    }
 
+    /// The descriptor of the schema alone: the header's fields and columns
+    /// with the footer's schema extension, validated, and no clusters.
+    /// [`with_footer`](Self::with_footer) completes it.
+    pub fn schema(
+        mut header: HeaderEnvelope,
+        extension: SchemaDescription,
+        version: [u16; 4],
+    ) -> Result<Self> {
         let mut builder = SchemaBuilder::default();
         builder.add(std::mem::take(&mut header.schema), false)?;
-        builder.add(std::mem::take(&mut footer.extension), true)?;
+        builder.add(extension, true)?;
         let SchemaBuilder {
             mut fields,
             mut columns,
@@ -228,7 +278,42 @@ impl Descriptor {
             .iter()
             .filter(|f| f.parent.is_none())
             .map(|f| f.id)
-            .collect();
+            .collect::<Vec<_>>();
+        Ok(Descriptor {
+            name: header.name,
+            description: header.description,
+            writer: header.writer,
+            version,
+            feature_flags: header.feature_flags,
+            header_checksum: header.checksum,
+            fields: Shared::from(fields),
+            columns: Shared::from(columns),
+            extra_type_info: Shared::from(extra_type_info),
+            cluster_groups: Vec::new(),
+            attribute_sets: Vec::new(),
+            top_level: Shared::from(top_level),
+            n_entries: 0,
+            n_clusters: 0,
+        })
+    }
+
+    /// This schema (from [`schema`](Self::schema), whose extension was the
+    /// footer's) with the footer's clusters and attribute sets. The copy
+    /// shares the schema's fields and columns.
+    pub fn with_footer(&self, footer: FooterEnvelope) -> Result<Self> {
+        crate::error::verify_checksum(
+            "header checksum in the footer",
+            0,
+            footer.header_checksum,
+            self.header_checksum,
+        )?;
+        let mut feature_flags = self.feature_flags.clone();
+        for bit in &footer.feature_flags {
+            if !feature_flags.contains(bit) {
+                feature_flags.push(*bit);
+            }
+        }
+        crate::envelope::check_feature_flags(&feature_flags)?;
 
         let mut cluster_groups = Vec::with_capacity(footer.cluster_groups.len());
         let mut first_cluster_id = 0u64;
@@ -254,20 +339,12 @@ impl Descriptor {
         }
 
         Ok(Descriptor {
-            name: header.name,
-            description: header.description,
-            writer: header.writer,
-            version,
             feature_flags,
-            header_checksum: header.checksum,
-            fields,
-            columns,
-            extra_type_info,
             cluster_groups,
             attribute_sets: footer.attribute_sets,
-            top_level,
             n_entries,
             n_clusters: first_cluster_id,
+            ..self.clone()
         })
     }
 

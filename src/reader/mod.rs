@@ -18,10 +18,12 @@
 mod builder;
 mod ntuple;
 mod pipeline;
+mod schema_cache;
 #[cfg(feature = "async")]
 mod stream;
 
 pub use builder::{RNTupleReaderBuilder, RNTupleRecordBatchReader};
 pub use ntuple::{AttributeSetInfo, NTupleInfo, RNTuple, RNTupleFile};
+pub use schema_cache::SchemaCache;
 #[cfg(feature = "async")]
 pub use stream::RNTupleRecordBatchStream;

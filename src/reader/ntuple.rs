@@ -6,6 +6,7 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 
 use super::builder::RNTupleReaderBuilder;
+use super::schema_cache::SchemaCache;
 use crate::arrow::{map_descriptor, ArrowMapping};
 use crate::compression::decompress_to_vec;
 use crate::container::{read_blob, Anchor, RootFile};
@@ -31,6 +32,7 @@ pub struct RNTupleFile {
     source: Arc<dyn ReadAt>,
     root: Arc<RootFile>,
     limits: Limits,
+    schemas: Option<Arc<SchemaCache>>,
 }
 
 impl RNTupleFile {
@@ -75,6 +77,7 @@ impl RNTupleFile {
             source,
             root: Arc::new(root),
             limits: Limits::default(),
+            schemas: None,
         })
     }
 
@@ -92,6 +95,28 @@ impl RNTupleFile {
     /// ```
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Shares the schemas of the RNTuples opened from now on with those of
+    /// other files opened through the same cache: an RNTuple whose header
+    /// is byte for byte one seen before (the files of one dataset) takes
+    /// that one's descriptor fields and Arrow mapping instead of making its
+    /// own, which saves their memory and the time to make them.
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use rntuple::{RNTupleFile, SchemaCache};
+    /// let schemas = Arc::new(SchemaCache::new());
+    /// for path in ["a.root", "b.root"] {
+    ///     let file = RNTupleFile::open(path)?.with_schema_cache(schemas.clone());
+    ///     let events = file.ntuple(Some("Events"))?;
+    ///     println!("{path}: {} entries", events.n_entries());
+    /// }
+    /// # Ok::<(), rntuple::Error>(())
+    /// ```
+    pub fn with_schema_cache(mut self, schemas: Arc<SchemaCache>) -> Self {
+        self.schemas = Some(schemas);
         self
     }
 
@@ -141,8 +166,13 @@ impl RNTupleFile {
                 }
             ))
         })?;
-        RNTuple::open_with_limits(self.source.clone(), &entry.anchor, self.limits)
-            .with_context(|| format!("RNTuple {}", entry.path))
+        RNTuple::open_inner(
+            self.source.clone(),
+            &entry.anchor,
+            self.limits,
+            self.schemas.as_deref(),
+        )
+        .with_context(|| format!("RNTuple {}", entry.path))
     }
 
     /// A reader builder for the RNTuple with this path or name.
@@ -228,6 +258,15 @@ impl RNTuple {
         anchor: &Anchor,
         limits: Limits,
     ) -> Result<Self> {
+        Self::open_inner(source, anchor, limits, None)
+    }
+
+    fn open_inner(
+        source: Arc<dyn ReadAt>,
+        anchor: &Anchor,
+        limits: Limits,
+        schemas: Option<&SchemaCache>,
+    ) -> Result<Self> {
         let mk = anchor.max_key_size;
         let header = read_block(
             source.as_ref(),
@@ -238,8 +277,6 @@ impl RNTuple {
             mk,
             limits,
         )?;
-        let header = parse_header(&header, anchor.seek_header)
-            .with_context(|| format!("header envelope at offset {}", anchor.seek_header))?;
         let footer = read_block(
             source.as_ref(),
             "footer envelope",
@@ -249,10 +286,24 @@ impl RNTuple {
             mk,
             limits,
         )?;
-        let footer = parse_footer(&footer, anchor.seek_footer)
+        let mut footer = parse_footer(&footer, anchor.seek_footer)
             .with_context(|| format!("footer envelope at offset {}", anchor.seek_footer))?;
-        let descriptor = Descriptor::new(header, footer, version_of(anchor))?;
-        let mapping = map_descriptor(&descriptor);
+        let version = version_of(anchor);
+        let (descriptor, mapping) = match schemas {
+            Some(cache) => {
+                let extension = std::mem::take(&mut footer.extension);
+                let (schema, mapping) =
+                    cache.get_or_make(&header, anchor.seek_header, version, extension)?;
+                (schema.with_footer(footer)?, mapping)
+            }
+            None => {
+                let header = parse_header(&header, anchor.seek_header)
+                    .with_context(|| format!("header envelope at offset {}", anchor.seek_header))?;
+                let descriptor = Descriptor::new(header, footer, version)?;
+                let mapping = Arc::new(map_descriptor(&descriptor));
+                (descriptor, mapping)
+            }
+        };
         let page_lists = descriptor
             .cluster_groups
             .iter()
@@ -263,7 +314,7 @@ impl RNTuple {
                 source,
                 max_key_size: mk,
                 descriptor: Arc::new(descriptor),
-                mapping: Arc::new(mapping),
+                mapping,
                 page_lists,
                 limits,
                 buffers: Arc::default(),
