@@ -1019,3 +1019,41 @@ fn index_writes_a_sidecar_that_sql_prunes_with() {
     let line = assert_one_line_error(&out, &args);
     assert!(line.contains("nope"), "{line}");
 }
+
+/// A reader that stops early (`rntuple info FILE | head`) ends every command
+/// quietly: no error, a zero exit status.
+#[test]
+fn a_reader_that_stops_early_ends_the_command_quietly() {
+    let file = fixture("adl/nanoaod_events.root");
+    let file = file.to_str().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("rntuple");
+    let commands: [&[&str]; 6] = [
+        &["info", file, "--pages"],
+        &["schema", file],
+        &["ls", file],
+        &["cat", file],
+        &["sql", file, "-c", "SELECT MET_pt FROM Events"],
+        &[
+            "sql",
+            file,
+            "-c",
+            "SELECT MET_pt FROM Events",
+            "--format",
+            "csv",
+        ],
+    ];
+    for args in commands {
+        let mut child = std::process::Command::new(&bin)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Nobody reads: every write to standard output fails.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?}, {stderr}", out.status);
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}

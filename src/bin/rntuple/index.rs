@@ -4,7 +4,7 @@
 
 use rntuple::datafusion::index::write_index_for;
 
-use crate::util::{CliError, CliResult};
+use crate::util::{print, CliError, CliResult};
 use crate::IndexArgs;
 
 pub fn index(args: &IndexArgs, quiet: bool) -> CliResult {
@@ -13,7 +13,7 @@ pub fn index(args: &IndexArgs, quiet: bool) -> CliResult {
         let written = write_index_for(file, args.ntuple.as_deref(), &columns)
             .map_err(|e| CliError::from(e).context(file.display()))?;
         if !quiet {
-            println!("{}", written.display());
+            print(&format!("{}\n", written.display()))?;
         }
     }
     Ok(())

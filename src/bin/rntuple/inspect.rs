@@ -15,7 +15,7 @@ use rntuple::io::FileReader;
 use rntuple::{RNTuple, RNTupleFile};
 
 use crate::util::{
-    bytes, compression_name, ratio, type_name, warn, CliError, CliResult, Context, Table,
+    bytes, compression_name, print, ratio, type_name, warn, CliError, CliResult, Context, Table,
 };
 use crate::{InfoArgs, LsArgs, SchemaArgs};
 
@@ -131,7 +131,7 @@ pub fn ls(args: &LsArgs, quiet: bool) -> CliResult {
         }
     }
     if !table.is_empty() {
-        print!("{}", table.render(0));
+        print(&table.render(0))?;
     }
     match failures.pop() {
         Some(e) => Err(e),
@@ -241,8 +241,10 @@ pub fn schema(args: &SchemaArgs, _quiet: bool) -> CliResult {
         .map(|s| (s.name.as_str(), s.reason.as_str()))
         .collect();
 
-    println!("RNTuple {} in {}", d.name, args.file.display());
-    println!(
+    let mut out = String::new();
+    let _ = writeln!(out, "RNTuple {} in {}", d.name, args.file.display());
+    let _ = writeln!(
+        out,
         "  {} entries, {} top-level fields ({} in all), {} columns; format {}; writer {:?}",
         d.n_entries,
         d.top_level.len(),
@@ -252,9 +254,9 @@ pub fn schema(args: &SchemaArgs, _quiet: bool) -> CliResult {
         d.writer
     );
     if !d.description.is_empty() {
-        println!("  description: {}", d.description);
+        let _ = writeln!(out, "  description: {}", d.description);
     }
-    println!();
+    out.push('\n');
 
     let with_descriptions = d.fields.iter().any(|f| !f.description.is_empty());
     let mut header = vec!["FIELD", "C++ TYPE", "ARROW TYPE", "COLUMNS"];
@@ -278,8 +280,8 @@ pub fn schema(args: &SchemaArgs, _quiet: bool) -> CliResult {
             &mut table,
         );
     }
-    print!("{}", table.render(0));
-    Ok(())
+    out.push_str(&table.render(0));
+    print(&out)
 }
 
 /// Adds the rows of a field and its subfields, drawn as a tree.
@@ -544,6 +546,5 @@ pub fn info(args: &InfoArgs) -> CliResult {
         }
         out.push_str(&pt.render(2));
     }
-    print!("{out}");
-    Ok(())
+    print(&out)
 }

@@ -57,6 +57,16 @@ impl fmt::Display for CliError {
     }
 }
 
+/// Writes `text` to standard output. A reader that stops early (`| head`)
+/// ends the command quietly, as a broken pipe does for bulk output.
+pub fn print(text: &str) -> CliResult {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
 /// Standard output for bulk data (Arrow, CSV, JSON lines): a large buffer
 /// over the file descriptor itself. `std::io::stdout()` is line-buffered
 /// and writes up to every newline byte, which in binary output means a
