@@ -41,7 +41,10 @@ pub const DEFAULT_BATCH_SIZE: usize = 65_536;
 #[derive(Debug, Clone)]
 pub struct RNTupleReaderBuilder {
     ntuple: RNTuple,
-    nodes: Vec<FieldNode>,
+    /// The fields read; `None` reads every field of the mapping (cloned
+    /// only when the reader is built, so a builder that is then projected
+    /// never copies a wide mapping).
+    nodes: Option<Vec<FieldNode>>,
     schema: SchemaRef,
     entry_range: Option<Range<u64>>,
     clusters: Option<Vec<u64>>,
@@ -57,7 +60,7 @@ impl RNTupleReaderBuilder {
     pub fn new(ntuple: RNTuple) -> Self {
         let mapping = ntuple.mapping().clone();
         Self {
-            nodes: mapping.nodes.clone(),
+            nodes: None,
             schema: mapping.schema.clone(),
             entry_range: None,
             clusters: None,
@@ -94,8 +97,9 @@ impl RNTupleReaderBuilder {
     {
         let paths: Vec<String> = paths.into_iter().map(|s| s.as_ref().to_string()).collect();
         let mapping = self.ntuple.mapping();
-        self.nodes = project(mapping, self.ntuple.descriptor(), &paths)?;
-        let fields: Vec<_> = self.nodes.iter().map(|n| n.arrow.clone()).collect();
+        let nodes = project(mapping, self.ntuple.descriptor(), &paths)?;
+        let fields: Vec<_> = nodes.iter().map(|n| n.arrow.clone()).collect();
+        self.nodes = Some(nodes);
         self.schema = Arc::new(Schema::new_with_metadata(
             fields,
             mapping.schema.metadata().clone(),
@@ -196,8 +200,10 @@ impl RNTupleReaderBuilder {
         };
         Ok(RNTupleRecordBatchReader {
             pages,
+            nodes: self
+                .nodes
+                .unwrap_or_else(|| self.ntuple.mapping().nodes.clone()),
             ntuple: self.ntuple,
-            nodes: self.nodes,
             schema: self.schema,
             batch_size: self.batch_size as u64,
             plan: plan.into_iter(),

@@ -232,17 +232,45 @@ fn read_block(
     max_key_size: u64,
     limits: Limits,
 ) -> Result<Vec<u8>> {
-    if len > limits.max_page_bytes.max(nbytes) {
-        return Err(Error::LimitExceeded {
-            what,
-            requested: len,
-            limit: limits.max_page_bytes,
-        });
+    StoredBlock::read(source, what, offset, nbytes, len, max_key_size, limits)?.decompress()
+}
+
+/// A block as stored in the file, not yet decompressed.
+struct StoredBlock {
+    bytes: Bytes,
+    /// The decompressed length.
+    len: usize,
+    offset: u64,
+}
+
+impl StoredBlock {
+    /// Reads the block, once its decompressed length is known to be within
+    /// the limits.
+    fn read(
+        source: &dyn ReadAt,
+        what: &'static str,
+        offset: u64,
+        nbytes: u64,
+        len: u64,
+        max_key_size: u64,
+        limits: Limits,
+    ) -> Result<Self> {
+        if len > limits.max_page_bytes.max(nbytes) {
+            return Err(Error::LimitExceeded {
+                what,
+                requested: len,
+                limit: limits.max_page_bytes,
+            });
+        }
+        let bytes = read_blob(source, offset, nbytes, max_key_size)?;
+        let len = usize::try_from(len)
+            .map_err(|_| Error::malformed(what, offset, "length does not fit in memory"))?;
+        Ok(Self { bytes, len, offset })
     }
-    let stored = read_blob(source, offset, nbytes, max_key_size)?;
-    let len = usize::try_from(len)
-        .map_err(|_| Error::malformed(what, offset, "length does not fit in memory"))?;
-    decompress_to_vec(&stored, len, offset)
+
+    fn decompress(&self) -> Result<Vec<u8>> {
+        decompress_to_vec(&self.bytes, self.len, self.offset)
+    }
 }
 
 impl RNTuple {
@@ -268,7 +296,7 @@ impl RNTuple {
         schemas: Option<&SchemaCache>,
     ) -> Result<Self> {
         let mk = anchor.max_key_size;
-        let header = read_block(
+        let header = StoredBlock::read(
             source.as_ref(),
             "header envelope",
             anchor.seek_header,
@@ -292,12 +320,17 @@ impl RNTuple {
         let (descriptor, mapping) = match schemas {
             Some(cache) => {
                 let extension = std::mem::take(&mut footer.extension);
-                let (schema, mapping) =
-                    cache.get_or_make(&header, anchor.seek_header, version, extension)?;
+                let (schema, mapping) = cache.get_or_make(
+                    &header.bytes,
+                    || header.decompress(),
+                    anchor.seek_header,
+                    version,
+                    extension,
+                )?;
                 (schema.with_footer(footer)?, mapping)
             }
             None => {
-                let header = parse_header(&header, anchor.seek_header)
+                let header = parse_header(&header.decompress()?, anchor.seek_header)
                     .with_context(|| format!("header envelope at offset {}", anchor.seek_header))?;
                 let descriptor = Descriptor::new(header, footer, version)?;
                 let mapping = Arc::new(map_descriptor(&descriptor));

@@ -1,15 +1,16 @@
 //! Schemas shared between RNTuples written with the same header.
 //!
 //! ```text
-//!  header bytes + anchor version + schema extension ─ same as a kept one? ─ yes ─> its Descriptor and ArrowMapping
-//!                                                                        └ no ──> parse, validate, map, keep
+//!  stored header + anchor version + schema extension ─ same as a kept one? ─ yes ─> its Descriptor and ArrowMapping
+//!                                                                         └ no ──> decompress, parse, validate, map, keep
 //! ```
 //!
 //! The files of one dataset (thousands of NanoAOD files, say) carry the same
 //! header: with 1,680 fields, its descriptor and Arrow schema take about a
 //! megabyte and a few milliseconds to make, for each file. The cache makes
-//! them once and hands out the same ones. Entries match on the exact bytes,
-//! not on a hash, so a collision cannot swap a schema.
+//! them once and hands out the same ones. Entries match on the exact bytes
+//! of the header as stored (so a header seen before is not even
+//! decompressed again), not on a hash, so a collision cannot swap a schema.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -29,7 +30,7 @@ pub struct SchemaCache {
 
 #[derive(Debug)]
 struct Entry {
-    /// The decompressed header envelope.
+    /// The header envelope as stored in the file (compressed).
     header: Vec<u8>,
     version: [u16; 4],
     extension: SchemaDescription,
@@ -57,13 +58,14 @@ impl SchemaCache {
         self.len() == 0
     }
 
-    /// The schema descriptor and Arrow mapping of the header `header`
-    /// (decompressed, at file offset `offset`) extended by `extension`:
-    /// kept ones when an earlier RNTuple had the same, else new ones, then
-    /// kept while there is room.
+    /// The schema descriptor and Arrow mapping of the header stored as
+    /// `header` (at file offset `offset`; `decompress` gives its contents)
+    /// extended by `extension`: kept ones when an earlier RNTuple had the
+    /// same, else new ones, then kept while there is room.
     pub(crate) fn get_or_make(
         &self,
         header: &[u8],
+        decompress: impl FnOnce() -> Result<Vec<u8>>,
         offset: u64,
         version: [u16; 4],
         extension: SchemaDescription,
@@ -71,7 +73,7 @@ impl SchemaCache {
         if let Some(entry) = self.find(header, version, &extension) {
             return Ok((entry.schema.clone(), entry.mapping.clone()));
         }
-        let parsed = parse_header(header, offset)
+        let parsed = parse_header(&decompress()?, offset)
             .with_context(|| format!("header envelope at offset {offset}"))?;
         let schema = Descriptor::schema(parsed, extension.clone(), version)?;
         let mapping = Arc::new(map_descriptor(&schema));
