@@ -170,7 +170,7 @@ pub(crate) struct NTupleMeta {
     pub ntuple: RNTuple,
     pub schema: SchemaRef,
     /// All clusters in entry order.
-    pub clusters: Vec<ClusterDescriptor>,
+    pub clusters: Arc<Vec<ClusterDescriptor>>,
     /// The byte position of each cluster (its first page), which decides
     /// the file range it belongs to.
     pub positions: Vec<u64>,
@@ -189,7 +189,7 @@ impl NTupleMeta {
     fn new(
         object: &ObjectMeta,
         ntuple: RNTuple,
-        clusters: Vec<ClusterDescriptor>,
+        clusters: Arc<Vec<ClusterDescriptor>>,
         source: Arc<SparseSource>,
         fetch_pages: bool,
     ) -> Self {
@@ -322,13 +322,13 @@ fn open_ntuple(
     source: Arc<dyn ReadAt>,
     name: Option<&str>,
     schemas: Option<&Arc<SchemaCache>>,
-) -> Result<(RNTuple, Vec<ClusterDescriptor>)> {
+) -> Result<(RNTuple, Arc<Vec<ClusterDescriptor>>)> {
     let mut file = RNTupleFile::from_source(source)?;
     if let Some(schemas) = schemas {
         file = file.with_schema_cache(schemas.clone());
     }
     let ntuple = file.ntuple(name)?;
-    let clusters = ntuple.clusters()?;
+    let clusters = ntuple.all_clusters()?;
     Ok((ntuple, clusters))
 }
 

@@ -427,12 +427,25 @@ impl RNTuple {
 
     /// All clusters, in entry order (reads every page list).
     pub fn clusters(&self) -> Result<Vec<ClusterDescriptor>> {
+        Ok(self.all_clusters()?.as_ref().clone())
+    }
+
+    /// All clusters, in entry order (reads every page list); without a copy
+    /// when the RNTuple has one cluster group, listed in that order, as
+    /// ROOT writes them.
+    pub fn all_clusters(&self) -> Result<Arc<Vec<ClusterDescriptor>>> {
+        if let [group] = self.inner.descriptor.cluster_groups.as_slice() {
+            let clusters = self.clusters_of_group(group)?;
+            if clusters.is_sorted_by_key(|c| c.first_entry) {
+                return Ok(clusters);
+            }
+        }
         let mut out = Vec::new();
         for group in &self.inner.descriptor.cluster_groups {
             out.extend(self.clusters_of_group(group)?.iter().cloned());
         }
         out.sort_by_key(|c| c.first_entry);
-        Ok(out)
+        Ok(Arc::new(out))
     }
 
     /// The linked attribute sets of this RNTuple.
