@@ -12,7 +12,7 @@ use rntuple::descriptor::{
     ClusterDescriptor, ColumnDescriptor, Descriptor, Encoding, FieldDescriptor,
 };
 use rntuple::io::FileReader;
-use rntuple::{RNTuple, RNTupleFile};
+use rntuple::{RNTuple, RNTupleFile, SchemaCache};
 
 use crate::util::{
     bytes, compression_name, print, ratio, type_name, warn, CliError, CliResult, Context, Table,
@@ -119,8 +119,10 @@ pub fn ls(args: &LsArgs, quiet: bool) -> CliResult {
         ">RATIO",
     ]);
     let mut failures: Vec<CliError> = Vec::new();
+    // The files of one dataset make their schema once.
+    let schemas = Arc::new(SchemaCache::new());
     for path in &args.files {
-        match ls_file(path, args.bytes, quiet, &mut table) {
+        match ls_file(path, args.bytes, quiet, &schemas, &mut table) {
             Ok(()) => {}
             Err(e) => {
                 if let Some(previous) = failures.last() {
@@ -139,8 +141,14 @@ pub fn ls(args: &LsArgs, quiet: bool) -> CliResult {
     }
 }
 
-fn ls_file(path: &Path, exact: bool, quiet: bool, table: &mut Table) -> CliResult {
-    let file = open(path)?;
+fn ls_file(
+    path: &Path,
+    exact: bool,
+    quiet: bool,
+    schemas: &Arc<SchemaCache>,
+    table: &mut Table,
+) -> CliResult {
+    let file = open(path)?.with_schema_cache(schemas.clone());
     let infos = file.ntuples();
     if infos.is_empty() {
         warn(
@@ -151,10 +159,11 @@ fn ls_file(path: &Path, exact: bool, quiet: bool, table: &mut Table) -> CliResul
     for info in infos {
         let ntuple = file.ntuple(Some(&info.path)).context(path.display())?;
         let d = ntuple.descriptor();
-        let clusters =
-            ntuple
-                .clusters()
-                .context(format_args!("{}: RNTuple {}", path.display(), info.path))?;
+        let clusters = ntuple.all_clusters().context(format_args!(
+            "{}: RNTuple {}",
+            path.display(),
+            info.path
+        ))?;
         let (_, all) = total_stats(d, &clusters);
         table.row(vec![
             path.display().to_string(),
