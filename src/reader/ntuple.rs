@@ -221,21 +221,8 @@ struct Inner {
     buffers: Arc<BufferPool>,
 }
 
-/// Reads an envelope (or any block) of `nbytes` stored bytes at `offset`
+/// An envelope (or any block) as stored in the file: `nbytes` at `offset`
 /// that decompress to `len` bytes.
-fn read_block(
-    source: &dyn ReadAt,
-    what: &'static str,
-    offset: u64,
-    nbytes: u64,
-    len: u64,
-    max_key_size: u64,
-    limits: Limits,
-) -> Result<Vec<u8>> {
-    StoredBlock::read(source, what, offset, nbytes, len, max_key_size, limits)?.decompress()
-}
-
-/// A block as stored in the file, not yet decompressed.
 struct StoredBlock {
     bytes: Bytes,
     /// The decompressed length.
@@ -305,7 +292,7 @@ impl RNTuple {
             mk,
             limits,
         )?;
-        let footer = read_block(
+        let footer = StoredBlock::read(
             source.as_ref(),
             "footer envelope",
             anchor.seek_footer,
@@ -313,7 +300,8 @@ impl RNTuple {
             anchor.len_footer,
             mk,
             limits,
-        )?;
+        )?
+        .decompress()?;
         let mut footer = parse_footer(&footer, anchor.seek_footer)
             .with_context(|| format!("footer envelope at offset {}", anchor.seek_footer))?;
         let version = version_of(anchor);
@@ -402,7 +390,7 @@ impl RNTuple {
         }
         let link = group.page_list;
         let what = "page list envelope";
-        let data = read_block(
+        let data = StoredBlock::read(
             self.inner.source.as_ref(),
             what,
             link.locator.offset,
@@ -410,7 +398,8 @@ impl RNTuple {
             link.length,
             self.inner.max_key_size,
             self.inner.limits,
-        )?;
+        )?
+        .decompress()?;
         let page_list = parse_page_list(&data, link.locator.offset).with_context(|| {
             format!(
                 "page list of cluster group {} at offset {}",
