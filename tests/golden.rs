@@ -273,3 +273,67 @@ fn files_with_the_same_header_share_one_schema() {
     assert_eq!(schemas.len(), 2);
     assert!(!Arc::ptr_eq(other.mapping(), events.mapping()));
 }
+
+/// Every RNTuple of every fixture (and of the corpus, when present) opened
+/// through one schema cache, twice, has the descriptor and Arrow schema of
+/// an open without the cache; the cache keeps at most its cap of schemas.
+#[test]
+fn a_schema_cache_opens_every_fixture_as_without_it() {
+    use std::sync::Arc;
+
+    let mut paths: Vec<std::path::PathBuf> = files_with_extension("root")
+        .into_iter()
+        .map(|name| data_dir().join(format!("{name}root")))
+        .collect();
+    paths.push(data_dir().join("adl/nanoaod_events.root"));
+    paths.push(data_dir().join("container/subdirs.root"));
+    match common::corpus_dir() {
+        Some(dir) => paths.extend(
+            std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "root")),
+        ),
+        None => eprintln!("corpus absent: only the committed fixtures are opened"),
+    }
+    let schemas = Arc::new(rntuple::SchemaCache::new());
+    let mut opened = 0;
+    let mut distinct: Vec<arrow_schema::SchemaRef> = Vec::new();
+    for path in &paths {
+        let plain = rntuple::RNTupleFile::open(path).unwrap();
+        let cached = rntuple::RNTupleFile::open(path)
+            .unwrap()
+            .with_schema_cache(schemas.clone());
+        for info in plain.ntuples() {
+            let Ok(expected) = plain.ntuple(Some(&info.path)) else {
+                // Files that fail to open fail the same way through the cache.
+                assert!(cached.ntuple(Some(&info.path)).is_err(), "{path:?}");
+                continue;
+            };
+            for _ in 0..2 {
+                let got = cached.ntuple(Some(&info.path)).unwrap();
+                assert_eq!(got.descriptor(), expected.descriptor(), "{path:?}");
+                assert_eq!(
+                    got.mapping().schema,
+                    expected.mapping().schema,
+                    "{path:?} {}",
+                    info.path
+                );
+                assert_eq!(got.mapping().skipped, expected.mapping().skipped);
+                opened += 1;
+            }
+            let schema = &expected.mapping().schema;
+            if !distinct.contains(schema) {
+                distinct.push(schema.clone());
+            }
+        }
+    }
+    assert!(opened >= 30, "{opened} RNTuples opened");
+    let cap = rntuple::SchemaCache::MAX_SCHEMAS;
+    assert_eq!(
+        schemas.len(),
+        distinct.len().min(cap),
+        "{} schemas seen",
+        distinct.len()
+    );
+}
