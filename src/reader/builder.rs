@@ -58,10 +58,9 @@ pub struct RNTupleReaderBuilder {
 impl RNTupleReaderBuilder {
     /// A builder reading every field of `ntuple`.
     pub fn new(ntuple: RNTuple) -> Self {
-        let mapping = ntuple.mapping().clone();
         Self {
             nodes: None,
-            schema: mapping.schema.clone(),
+            schema: ntuple.mapping().schema.clone(),
             entry_range: None,
             clusters: None,
             clusters_in_flight: 1,

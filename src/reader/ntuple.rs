@@ -223,11 +223,11 @@ struct Inner {
 
 /// An envelope (or any block) as stored in the file: `nbytes` at `offset`
 /// that decompress to `len` bytes.
-struct StoredBlock {
-    bytes: Bytes,
+pub(super) struct StoredBlock {
+    pub(super) bytes: Bytes,
     /// The decompressed length.
-    len: usize,
-    offset: u64,
+    pub(super) len: usize,
+    pub(super) offset: u64,
 }
 
 impl StoredBlock {
@@ -255,7 +255,33 @@ impl StoredBlock {
         Ok(Self { bytes, len, offset })
     }
 
-    fn decompress(&self) -> Result<Vec<u8>> {
+    /// The header envelope an anchor points to.
+    pub(super) fn header(source: &dyn ReadAt, anchor: &Anchor, limits: Limits) -> Result<Self> {
+        Self::read(
+            source,
+            "header envelope",
+            anchor.seek_header,
+            anchor.nbytes_header,
+            anchor.len_header,
+            anchor.max_key_size,
+            limits,
+        )
+    }
+
+    /// The footer envelope an anchor points to.
+    fn footer(source: &dyn ReadAt, anchor: &Anchor, limits: Limits) -> Result<Self> {
+        Self::read(
+            source,
+            "footer envelope",
+            anchor.seek_footer,
+            anchor.nbytes_footer,
+            anchor.len_footer,
+            anchor.max_key_size,
+            limits,
+        )
+    }
+
+    pub(super) fn decompress(&self) -> Result<Vec<u8>> {
         decompress_to_vec(&self.bytes, self.len, self.offset)
     }
 }
@@ -282,39 +308,15 @@ impl RNTuple {
         limits: Limits,
         schemas: Option<&SchemaCache>,
     ) -> Result<Self> {
-        let mk = anchor.max_key_size;
-        let header = StoredBlock::read(
-            source.as_ref(),
-            "header envelope",
-            anchor.seek_header,
-            anchor.nbytes_header,
-            anchor.len_header,
-            mk,
-            limits,
-        )?;
-        let footer = StoredBlock::read(
-            source.as_ref(),
-            "footer envelope",
-            anchor.seek_footer,
-            anchor.nbytes_footer,
-            anchor.len_footer,
-            mk,
-            limits,
-        )?
-        .decompress()?;
+        let header = StoredBlock::header(source.as_ref(), anchor, limits)?;
+        let footer = StoredBlock::footer(source.as_ref(), anchor, limits)?.decompress()?;
         let mut footer = parse_footer(&footer, anchor.seek_footer)
             .with_context(|| format!("footer envelope at offset {}", anchor.seek_footer))?;
         let version = version_of(anchor);
         let (descriptor, mapping) = match schemas {
             Some(cache) => {
                 let extension = std::mem::take(&mut footer.extension);
-                let (schema, mapping) = cache.get_or_make(
-                    &header.bytes,
-                    || header.decompress(),
-                    anchor.seek_header,
-                    version,
-                    extension,
-                )?;
+                let (schema, mapping) = cache.get_or_make(&header, version, extension)?;
                 (schema.with_footer(footer)?, mapping)
             }
             None => {
@@ -333,7 +335,7 @@ impl RNTuple {
         Ok(Self {
             inner: Arc::new(Inner {
                 source,
-                max_key_size: mk,
+                max_key_size: anchor.max_key_size,
                 descriptor: Arc::new(descriptor),
                 mapping,
                 page_lists,

@@ -1,8 +1,9 @@
 //! Schemas shared between RNTuples written with the same header.
 //!
 //! ```text
-//!  stored header + anchor version + schema extension ─ same as a kept one? ─ yes ─> its Descriptor and ArrowMapping
-//!                                                                         └ no ──> decompress, parse, validate, map, keep
+//!  stored header and its length, anchor version, schema extension
+//!    └─ same as a kept one? ─ yes ─> its Descriptor and ArrowMapping
+//!                           └ no ──> decompress, parse, validate, map, keep
 //! ```
 //!
 //! The files of one dataset (thousands of NanoAOD files, say) carry the same
@@ -14,6 +15,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::ntuple::StoredBlock;
 use crate::arrow::{map_descriptor, ArrowMapping};
 use crate::descriptor::Descriptor;
 use crate::envelope::{parse_header, SchemaDescription};
@@ -30,8 +32,10 @@ pub struct SchemaCache {
 
 #[derive(Debug)]
 struct Entry {
-    /// The header envelope as stored in the file (compressed).
+    /// The header envelope as stored in the file (compressed), and its
+    /// decompressed length.
     header: Vec<u8>,
+    len: usize,
     version: [u16; 4],
     extension: SchemaDescription,
     /// The descriptor without clusters (see [`Descriptor::schema`]).
@@ -58,23 +62,20 @@ impl SchemaCache {
         self.len() == 0
     }
 
-    /// The schema descriptor and Arrow mapping of the header stored as
-    /// `header` (at file offset `offset`; `decompress` gives its contents)
-    /// extended by `extension`: kept ones when an earlier RNTuple had the
-    /// same, else new ones, then kept while there is room.
-    pub(crate) fn get_or_make(
+    /// The schema descriptor and Arrow mapping of `header` extended by
+    /// `extension`: kept ones when an earlier RNTuple had the same, else
+    /// new ones, then kept while there is room.
+    pub(super) fn get_or_make(
         &self,
-        header: &[u8],
-        decompress: impl FnOnce() -> Result<Vec<u8>>,
-        offset: u64,
+        header: &StoredBlock,
         version: [u16; 4],
         extension: SchemaDescription,
     ) -> Result<(Descriptor, Arc<ArrowMapping>)> {
         if let Some(entry) = self.find(header, version, &extension) {
             return Ok((entry.schema.clone(), entry.mapping.clone()));
         }
-        let parsed = parse_header(&decompress()?, offset)
-            .with_context(|| format!("header envelope at offset {offset}"))?;
+        let parsed = parse_header(&header.decompress()?, header.offset)
+            .with_context(|| format!("header envelope at offset {}", header.offset))?;
         let schema = Descriptor::schema(parsed, extension.clone(), version)?;
         let mapping = Arc::new(map_descriptor(&schema));
         let mut entries = self.lock();
@@ -87,7 +88,8 @@ impl SchemaCache {
         }
         if entries.len() < Self::MAX_SCHEMAS {
             entries.push(Arc::new(Entry {
-                header: header.to_vec(),
+                header: header.bytes.to_vec(),
+                len: header.len,
                 version,
                 extension,
                 schema: schema.clone(),
@@ -99,7 +101,7 @@ impl SchemaCache {
 
     fn find(
         &self,
-        header: &[u8],
+        header: &StoredBlock,
         version: [u16; 4],
         extension: &SchemaDescription,
     ) -> Option<Arc<Entry>> {
@@ -115,7 +117,52 @@ impl SchemaCache {
 }
 
 impl Entry {
-    fn matches(&self, header: &[u8], version: [u16; 4], extension: &SchemaDescription) -> bool {
-        self.version == version && self.header == header && self.extension == *extension
+    /// The same stored bytes decompressed to another length would fail
+    /// to decompress: such a header is never taken for a kept one.
+    fn matches(
+        &self,
+        header: &StoredBlock,
+        version: [u16; 4],
+        extension: &SchemaDescription,
+    ) -> bool {
+        self.version == version
+            && self.len == header.len
+            && self.header == header.bytes
+            && self.extension == *extension
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::container::RootFile;
+    use crate::io::{FileReader, ReadAt};
+    use crate::page::Limits;
+
+    /// A header whose anchor claims another length than a kept one with the
+    /// same bytes is decompressed (and refused), not taken from the cache.
+    #[test]
+    fn the_same_bytes_of_another_length_are_not_a_kept_header() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/clusters.root");
+        let source: Arc<dyn ReadAt> = Arc::new(FileReader::open(&path).unwrap());
+        let root = RootFile::open(source.clone()).unwrap();
+        let anchor = &root.anchors()[0].anchor;
+        let header = StoredBlock::header(source.as_ref(), anchor, Limits::default()).unwrap();
+        let cache = SchemaCache::new();
+        let version = [1, 0, 0, 0];
+        cache
+            .get_or_make(&header, version, SchemaDescription::default())
+            .unwrap();
+        assert_eq!(cache.len(), 1);
+        let longer = StoredBlock {
+            bytes: header.bytes.clone(),
+            len: header.len + 1,
+            offset: header.offset,
+        };
+        assert!(cache
+            .get_or_make(&longer, version, SchemaDescription::default())
+            .is_err());
+        assert_eq!(cache.len(), 1);
     }
 }
