@@ -554,11 +554,13 @@ pub fn project(
     descriptor: &Descriptor,
     paths: &[String],
 ) -> Result<Vec<FieldNode>> {
+    let tops = TopLevel::new(&mapping.nodes, paths.len());
     let mut out: Vec<FieldNode> = Vec::new();
+    let mut out_at: HashMap<String, usize> = HashMap::new();
     for path in paths {
         let mut parts = path.split('.');
         let first = parts.next().unwrap_or_default();
-        let Some(top) = mapping.nodes.iter().find(|n| n.arrow.name() == first) else {
+        let Some(top) = tops.get(first) else {
             let reason = mapping
                 .skipped
                 .iter()
@@ -574,12 +576,49 @@ pub fn project(
         let node = prune(top, &rest).ok_or_else(|| {
             Error::InvalidArgument(format!("no field {path:?} in ntuple {}", descriptor.name))
         })?;
-        match out.iter_mut().find(|n| n.arrow.name() == node.arrow.name()) {
+        match out_at.get(node.arrow.name()).and_then(|&k| out.get_mut(k)) {
             Some(existing) => *existing = merge(existing, &node),
-            None => out.push(node),
+            None => {
+                out_at.insert(node.arrow.name().clone(), out.len());
+                out.push(node);
+            }
         }
     }
     Ok(out)
+}
+
+/// The top-level nodes of a mapping by name. A few names are found by a
+/// scan; many (a projection of every field of a NanoAOD file, about a
+/// thousand) through a map, or the lookups grow as the square of the fields.
+enum TopLevel<'a> {
+    Scan(&'a [FieldNode]),
+    Map(HashMap<&'a str, &'a FieldNode>),
+}
+
+impl<'a> TopLevel<'a> {
+    /// Lookups up to this many scan.
+    const SCAN_UP_TO: usize = 16;
+
+    fn new(nodes: &'a [FieldNode], lookups: usize) -> Self {
+        if lookups <= Self::SCAN_UP_TO {
+            return Self::Scan(nodes);
+        }
+        // Reversed, so that the first of equal names is kept, as by a scan.
+        Self::Map(
+            nodes
+                .iter()
+                .rev()
+                .map(|n| (n.arrow.name().as_str(), n))
+                .collect(),
+        )
+    }
+
+    fn get(&self, name: &str) -> Option<&'a FieldNode> {
+        match self {
+            Self::Scan(nodes) => nodes.iter().find(|n| n.arrow.name() == name),
+            Self::Map(map) => map.get(name).copied(),
+        }
+    }
 }
 
 /// The node restricted to the subfield at `path` (names below it; `_0` of

@@ -47,7 +47,7 @@ use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 
 use super::store::NTupleMeta;
-use crate::RNTupleFile;
+use crate::{RNTupleFile, SchemaCache};
 
 /// The name of an index is the data file's name with this appended.
 pub const SIDECAR_SUFFIX: &str = ".rntidx";
@@ -145,8 +145,20 @@ pub fn write_index_for(
     ntuple: Option<&str>,
     columns: &[&str],
 ) -> Result<PathBuf> {
+    write_index_with_cache(path, ntuple, columns, &Arc::new(SchemaCache::new()))
+}
+
+/// [`write_index_for`], taking the schema of a header seen before from
+/// `schemas`: the files of a dataset usually share one, and indexing many
+/// files of a wide schema then builds it once.
+pub fn write_index_with_cache(
+    path: impl AsRef<FsPath>,
+    ntuple: Option<&str>,
+    columns: &[&str],
+    schemas: &Arc<SchemaCache>,
+) -> Result<PathBuf> {
     let path = path.as_ref();
-    let file = RNTupleFile::open(path)?;
+    let file = RNTupleFile::open(path)?.with_schema_cache(Arc::clone(schemas));
     let size = file.source().len();
     let nt = file.ntuple(ntuple)?;
     let schema = nt.mapping().schema.clone();
@@ -160,12 +172,18 @@ pub fn write_index_for(
     } else {
         columns.iter().map(|c| c.to_string()).collect()
     };
+    let fields: HashMap<&str, &FieldRef> = schema
+        .fields()
+        .iter()
+        .rev()
+        .map(|f| (f.name().as_str(), f))
+        .collect();
     let mut indexed = Vec::new();
     let mut paths = Vec::new();
     for name in &names {
-        let field = schema
-            .field_with_name(name)
-            .map_err(|_| DataFusionError::Plan(format!("no top-level field {name:?} to index")))?;
+        let field = fields.get(name.as_str()).ok_or_else(|| {
+            DataFusionError::Plan(format!("no top-level field {name:?} to index"))
+        })?;
         let dt = field.data_type();
         let by_length = indexed_by_length(dt);
         if !by_length && !indexed_by_value(dt) {
@@ -211,10 +229,35 @@ pub fn write_index_for(
             .map(|x| MaxAccumulator::try_new(&x.data_type))
             .collect::<Result<Vec<_>>>()?;
         let mut null_count = vec![0u64; indexed.len()];
+        let mut at: Option<(SchemaRef, Vec<Option<usize>>)> = None;
         for batch in reader {
             let batch = batch?;
+            // Where each indexed field is in the batches (all of one schema).
+            let positions = match &at {
+                Some((schema, positions)) if Arc::ptr_eq(schema, batch.schema_ref()) => positions,
+                _ => {
+                    let schema = batch.schema();
+                    let by_name: HashMap<&str, usize> = schema
+                        .fields()
+                        .iter()
+                        .enumerate()
+                        .rev()
+                        .map(|(k, f)| (f.name().as_str(), k))
+                        .collect();
+                    let positions = indexed
+                        .iter()
+                        .map(|x| by_name.get(x.field.as_str()).copied())
+                        .collect();
+                    &at.insert((Arc::clone(&schema), positions)).1
+                }
+            };
             for (i, x) in indexed.iter().enumerate() {
-                let Some(column) = batch.column_by_name(&x.field) else {
+                let Some(column) = positions
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .and_then(|k| batch.columns().get(k))
+                else {
                     continue;
                 };
                 let column = match x.by_length {
@@ -280,10 +323,15 @@ pub fn write_index_for(
     let target = sidecar_path(path);
     let tmp = sidecar_path(path.with_extension("rntidx-tmp"));
     {
-        let out = std::fs::File::create(&tmp)?;
+        // The writer writes each buffer of each column on its own.
+        let out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
         let mut writer = arrow::ipc::writer::FileWriter::try_new(out, &schema)?;
         writer.write(&batch)?;
         writer.finish()?;
+        writer
+            .into_inner()?
+            .into_inner()
+            .map_err(|e| e.into_error())?;
     }
     std::fs::rename(&tmp, &target)?;
     Ok(target)
@@ -792,6 +840,34 @@ mod tests {
         let object = store.head(&Path::from_filesystem_path(&path)?).await?;
         let meta = super::super::store::load_ntuple(&store, &object, None, 0, None).await?;
         assert!(load(&store, &object, &meta).await.is_none());
+        Ok(())
+    }
+
+    /// The files of a dataset indexed through one schema cache (as `rntuple
+    /// index` does) get the sidecars they get alone, every indexable field
+    /// included, and the schema is built once.
+    #[test]
+    fn indexes_through_a_schema_cache_are_the_indexes_alone() -> Result<()> {
+        let names = ["adl/nanoaod_events.root", "adl/nanoaod_clusters.root"];
+        let Some(fixtures) = names.iter().map(|n| fixture(n)).collect::<Option<Vec<_>>>() else {
+            return Ok(());
+        };
+        let alone = tempfile::tempdir()?;
+        let cached = tempfile::tempdir()?;
+        let schemas = Arc::new(SchemaCache::new());
+        for fixture in &fixtures {
+            let name = fixture.file_name().unwrap_or_default();
+            let (a, c) = (alone.path().join(name), cached.path().join(name));
+            std::fs::copy(fixture, &a)?;
+            std::fs::copy(fixture, &c)?;
+            let a = std::fs::read(write_index_for(&a, None, &[])?)?;
+            let c = std::fs::read(write_index_with_cache(&c, None, &[], &schemas)?)?;
+            assert_eq!(a, c, "{}", fixture.display());
+            let reader = arrow::ipc::reader::FileReader::try_new(Cursor::new(c), None)?;
+            // first_entry, n_entries and three columns per indexed field.
+            assert!(reader.schema().fields().len() > 30);
+        }
+        assert_eq!(schemas.len(), 1);
         Ok(())
     }
 }

@@ -274,8 +274,16 @@ impl Inner {
     /// Marks every lane that may start its next batch as running and
     /// returns those tasks.
     fn start_ready(&self, state: &mut State) -> Vec<Task> {
+        self.start_lanes(state, 0..self.lanes.len())
+    }
+
+    /// [`Self::start_ready`] for some lanes only: those whose state may
+    /// have changed. A table of a thousand fields has a thousand lanes, and
+    /// looking at all of them after each task's end is a million checks a
+    /// batch.
+    fn start_lanes(&self, state: &mut State, lanes: impl IntoIterator<Item = usize>) -> Vec<Task> {
         let mut tasks = Vec::new();
-        for lane in 0..self.lanes.len() {
+        for lane in lanes {
             let k = state.next[lane];
             if state.running[lane]
                 || k >= self.ranges.len
@@ -331,8 +339,10 @@ impl Inner {
             return Vec::new();
         };
         slot.left -= 1;
+        let mut sources_done = false;
         if !self.projection[task.lane] {
             slot.sources_left -= 1;
+            sources_done = slot.sources_left == 0;
         }
         let failed = match result {
             Ok(array) => {
@@ -352,7 +362,14 @@ impl Inner {
         if index == 0 && done {
             self.ready.notify_one();
         }
-        self.start_ready(&mut state)
+        // The end of a task lets its own lane go on, and the end of a
+        // batch's last source lets the projections of that batch start;
+        // lanes held back by the run-ahead bound wait for `take`.
+        if sources_done && self.projection.iter().any(|&p| p) {
+            self.start_ready(&mut state)
+        } else {
+            self.start_lanes(&mut state, [task.lane])
+        }
     }
 }
 

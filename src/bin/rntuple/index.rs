@@ -2,15 +2,20 @@
 //! max and null counts of scalar fields, and of the lengths of list and map
 //! fields) that SQL scans use to skip clusters.
 
-use rntuple::datafusion::index::write_index_for;
+use std::sync::Arc;
+
+use rntuple::datafusion::index::write_index_with_cache;
+use rntuple::SchemaCache;
 
 use crate::util::{print, CliError, CliResult};
 use crate::IndexArgs;
 
 pub fn index(args: &IndexArgs, quiet: bool) -> CliResult {
     let columns: Vec<&str> = args.columns.iter().map(String::as_str).collect();
+    // The files of a dataset share their schema: build it once.
+    let schemas = Arc::new(SchemaCache::new());
     for file in &args.files {
-        let written = write_index_for(file, args.ntuple.as_deref(), &columns)
+        let written = write_index_with_cache(file, args.ntuple.as_deref(), &columns, &schemas)
             .map_err(|e| CliError::from(e).context(file.display()))?;
         if !quiet {
             print(&format!("{}\n", written.display()))?;
