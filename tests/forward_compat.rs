@@ -674,7 +674,7 @@ fn sql_tables_warn_once_per_field_left_out() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let skipped = runtime.block_on(async {
         use rntuple::datafusion::{
-            session_context, RNTupleFormat, RNTupleReadOptions, SessionContextExt,
+            session_context, RNTupleReadOptions, RNTupleTable, SessionContextExt,
         };
         let ctx = session_context();
         let options = RNTupleReadOptions::default().with_ntuple(ntuple.to_string());
@@ -683,15 +683,8 @@ fn sql_tables_warn_once_per_field_left_out() {
             panic!("not a table scan");
         };
         let provider = datafusion::datasource::source_as_provider(&scan.source).unwrap();
-        let table = provider
-            .downcast_ref::<datafusion::datasource::listing::ListingTable>()
-            .unwrap();
-        let format = table
-            .options()
-            .format
-            .downcast_ref::<RNTupleFormat>()
-            .unwrap();
-        format.skipped_fields()
+        let table = provider.downcast_ref::<RNTupleTable>().unwrap();
+        table.format().skipped_fields()
     });
     let files: Vec<&str> = skipped.iter().map(|(l, _)| l.as_str()).collect();
     assert_eq!(files.len(), 3, "{skipped:?}");

@@ -26,16 +26,19 @@ QUERIES = [
 
 def run(binary, table, query):
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        [binary, "sql", "-q", "--table", table, "-c", query],
-        stdout=subprocess.DEVNULL,
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = code = os.waitstatus_to_exitcode(status)
-    seconds = time.perf_counter() - start
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(
+            [binary, "sql", "-q", "--table", table, "-c", query],
+            stdout=out,
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        seconds = time.perf_counter() - start
+        out.seek(0)
+        answer = out.read()
     if code != 0:
         raise SystemExit(f"{binary} failed on {query!r} with exit code {code}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_maxrss / 1024, answer
 
 
 def main():
@@ -58,12 +61,19 @@ def main():
                 for b in args.binaries:
                     results[(b, q)].append(run(b, table, q))
     print(f"{args.copies} links to {args.file}, medians of {args.runs} runs")
+    disagree = []
     for q in queries:
         print(q)
+        answers = {a for b in args.binaries for _, _, a in results[(b, q)]}
+        if len(answers) > 1:
+            disagree.append(q)
         for b in args.binaries:
-            times = [t for t, _ in results[(b, q)]]
-            rss = [r for _, r in results[(b, q)]]
+            times = [t for t, _, _ in results[(b, q)]]
+            rss = [r for _, r, _ in results[(b, q)]]
             print(f"  {b:40s} {statistics.median(times):7.3f} s {statistics.median(rss):8.0f} MB")
+    if disagree:
+        raise SystemExit(f"the binaries' answers differ: {disagree}")
+    print("every run of every binary gave the same answers")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ use super::RNTupleReadOptions;
 use crate::arrow::SkippedField;
 
 /// Files whose metadata is read at the same time.
-const CONCURRENT_OPENS: usize = 16;
+pub(super) const CONCURRENT_OPENS: usize = 16;
 
 /// Creates [`RNTupleFormat`]s for `CREATE EXTERNAL TABLE ... STORED AS RNTUPLE`.
 ///
@@ -65,9 +65,24 @@ impl GetExt for RNTupleFormatFactory {
 impl FileFormatFactory for RNTupleFormatFactory {
     fn create(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         format_options: &HashMap<String, String>,
     ) -> Result<Arc<dyn FileFormat>> {
+        Ok(Arc::new(self.create_rntuple(state, format_options)?))
+    }
+
+    fn default(&self) -> Arc<dyn FileFormat> {
+        Arc::new(RNTupleFormat::new(self.options.clone()))
+    }
+}
+
+impl RNTupleFormatFactory {
+    /// The format of a table with these `OPTIONS`.
+    pub(crate) fn create_rntuple(
+        &self,
+        _state: &dyn Session,
+        format_options: &HashMap<String, String>,
+    ) -> Result<RNTupleFormat> {
         let mut options = self.options.clone();
         for (key, value) in format_options {
             let name = match key.strip_prefix("format.") {
@@ -97,11 +112,7 @@ impl FileFormatFactory for RNTupleFormatFactory {
                 }
             }
         }
-        Ok(Arc::new(RNTupleFormat::new(options)))
-    }
-
-    fn default(&self) -> Arc<dyn FileFormat> {
-        Arc::new(RNTupleFormat::new(self.options.clone()))
+        Ok(RNTupleFormat::new(options))
     }
 }
 
@@ -143,7 +154,7 @@ impl RNTupleFormat {
         self.cache.skipped_fields()
     }
 
-    async fn meta(
+    pub(super) async fn meta(
         &self,
         store: &Arc<dyn ObjectStore>,
         object: &ObjectMeta,

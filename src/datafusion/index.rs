@@ -435,6 +435,88 @@ pub(crate) fn statistics(
     stats
 }
 
+/// The statistics of a table, added up file by file: the entry counts,
+/// and a column's bounds and null count while every file gives them (from
+/// its sidecar index or its quantized columns). Only the table's
+/// statistics are kept, never one set per file.
+#[derive(Debug)]
+pub(crate) struct TableStatistics {
+    stats: Statistics,
+    files: usize,
+    /// Whether the columns' statistics may still be known: false once a
+    /// file gives none.
+    columns: bool,
+    /// Whether files were left out (a limit was met).
+    partial: bool,
+}
+
+impl TableStatistics {
+    pub(crate) fn new(schema: &SchemaRef) -> Self {
+        Self {
+            stats: Statistics::new_unknown(schema).with_num_rows(Precision::Exact(0)),
+            files: 0,
+            columns: true,
+            partial: false,
+        }
+    }
+
+    /// The entries counted so far.
+    pub(crate) fn rows(&self) -> u64 {
+        match self.stats.num_rows {
+            Precision::Exact(n) | Precision::Inexact(n) => n as u64,
+            Precision::Absent => 0,
+        }
+    }
+
+    /// Adds a file of the table.
+    pub(crate) fn add(&mut self, meta: &NTupleMeta, schema: &SchemaRef) {
+        let all: Vec<usize> = (0..meta.clusters.len()).collect();
+        let rows = Precision::Exact(meta.entries(&all) as usize);
+        self.stats.num_rows = self.stats.num_rows.add(&rows);
+        self.files += 1;
+        if !self.columns {
+            return;
+        }
+        if meta.index.is_none() && meta.quantized.is_empty() {
+            // Nothing bounds this file's columns, so nothing bounds the table's.
+            self.columns = false;
+            self.stats.column_statistics = Statistics::unknown_column(schema);
+            return;
+        }
+        let file = statistics(meta, schema, &all);
+        if self.files == 1 {
+            self.stats.column_statistics = file.column_statistics;
+            return;
+        }
+        for (table, file) in self
+            .stats
+            .column_statistics
+            .iter_mut()
+            .zip(file.column_statistics)
+        {
+            table.null_count = table.null_count.add(&file.null_count);
+            table.min_value = table.min_value.min(&file.min_value);
+            table.max_value = table.max_value.max(&file.max_value);
+            table.sum_value = Precision::Absent;
+            table.distinct_count = Precision::Absent;
+            table.byte_size = Precision::Absent;
+        }
+    }
+
+    /// The files after this point are not read (a limit is met): the counts
+    /// become lower bounds.
+    pub(crate) fn leave_out_the_rest(&mut self) {
+        self.partial = true;
+    }
+
+    pub(crate) fn finish(self) -> Statistics {
+        match self.partial {
+            true => self.stats.to_inexact(),
+            false => self.stats,
+        }
+    }
+}
+
 fn quantized_statistics(
     meta: &NTupleMeta,
     name: &str,

@@ -6,8 +6,9 @@
 //!  ctx.register_rntuple("events", "data/*.root", RNTupleReadOptions::default())
 //!        │
 //!        ▼
-//!  ListingTable ── RNTupleFormat (file_format.rs)  infer_schema: metadata of every file, schemas must agree
-//!        │                                         infer_stats:  exact entry counts from the footers
+//!  RNTupleTable (table.rs) ── RNTupleFormat (file_format.rs)  metadata of every file, schemas must agree;
+//!        │                                                   exact entry counts from the footers, summed
+//!        │   (a table with partitions: DataFusion's ListingTable over the same format)
 //!        ▼
 //!  DataSourceExec(FileScanConfig)
 //!        │   RNTupleSource (source.rs)   repartitioned: cluster ranges of all files, balanced by bytes
@@ -42,13 +43,14 @@ mod shared;
 mod simplify;
 mod source;
 mod store;
+mod table;
 mod unnest;
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::array::RecordBatch;
-use datafusion::datasource::listing::{ListingOptions, ListingTableUrl};
+use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::optimizer::{Optimizer, OptimizerRule};
@@ -57,6 +59,7 @@ use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 
 pub use file_format::{RNTupleFormat, RNTupleFormatFactory};
 pub use source::RNTupleSource;
+pub use table::{RNTupleTable, RNTupleTableFactory};
 
 /// Files up to this size are fetched whole (see [`RNTupleReadOptions::whole_file_limit`]).
 pub const DEFAULT_WHOLE_FILE_LIMIT: u64 = 4 << 20;
@@ -119,16 +122,15 @@ impl RNTupleReadOptions {
         self
     }
 
-    fn listing_options(&self, path: &ListingTableUrl) -> ListingOptions {
-        let format = RNTupleFormat::new(self.clone());
-        // A single file is read whatever its name; directories and globs
-        // take the files with the extension.
-        let ext = if path.is_collection() || path.get_glob().is_some() {
+    /// The extension files at `path` must have: a single file is read
+    /// whatever its name; directories and globs take the files with
+    /// [`Self::file_extension`].
+    pub(crate) fn extension_for(&self, path: &ListingTableUrl) -> String {
+        if path.is_collection() || path.get_glob().is_some() {
             self.file_extension.clone()
         } else {
             String::new()
-        };
-        ListingOptions::new(Arc::new(format)).with_file_extension(ext)
+        }
     }
 }
 
@@ -156,21 +158,14 @@ impl SessionContextExt for SessionContext {
         path: &str,
         options: RNTupleReadOptions,
     ) -> Result<()> {
-        let url = ListingTableUrl::parse(path)?;
-        let listing = options.listing_options(&url);
-        self.register_listing_table(name, path, listing, None, None)
-            .await
+        let table = RNTupleTable::try_new(&self.state(), path, options).await?;
+        self.register_table(name, Arc::new(table))?;
+        Ok(())
     }
 
     async fn read_rntuple(&self, path: &str, options: RNTupleReadOptions) -> Result<DataFrame> {
-        use datafusion::datasource::listing::{ListingTable, ListingTableConfig};
-        let url = ListingTableUrl::parse(path)?;
-        let listing = options.listing_options(&url);
-        let schema = listing.infer_schema(&self.state(), &url).await?;
-        let config = ListingTableConfig::new(url)
-            .with_listing_options(listing)
-            .with_schema(schema);
-        self.read_table(Arc::new(ListingTable::try_new(config)?))
+        let table = RNTupleTable::try_new(&self.state(), path, options).await?;
+        self.read_table(Arc::new(table))
     }
 }
 
@@ -289,10 +284,9 @@ pub fn register(ctx: &SessionContext) {
         let mut state = state.write();
         // Registering with `overwrite` cannot fail.
         let _ = state.register_file_format(Arc::new(RNTupleFormatFactory::new()), true);
-        state.table_factories_mut().insert(
-            "RNTUPLE".to_string(),
-            Arc::new(datafusion::datasource::provider::DefaultTableFactory::new()),
-        );
+        state
+            .table_factories_mut()
+            .insert("RNTUPLE".to_string(), Arc::new(RNTupleTableFactory));
     }
     for udf in functions::all() {
         ctx.register_udf(udf);

@@ -239,7 +239,7 @@ impl FileSource for RNTupleSource {
             if let (Some(pf), Some(group)) = (files.get(file), groups.last_mut()) {
                 if let Some(meta) = pf.extension::<Arc<NTupleMeta>>() {
                     let start = (!first_in_file).then_some(units[at].position);
-                    group.push(piece(pf, meta, start, next, self));
+                    group.push(piece(pf, meta, start, next));
                 }
             }
             if filled >= per_partition && groups.len() < target_partitions {
@@ -260,11 +260,14 @@ impl FileSource for RNTupleSource {
         let file_groups: Vec<FileGroup> = groups
             .into_iter()
             .map(|files| {
-                let rows: usize = files
+                let rows: u64 = files
                     .iter()
-                    .filter_map(|f| f.statistics.as_ref())
-                    .filter_map(|s| s.num_rows.get_value().copied())
+                    .filter_map(|f| {
+                        let meta = f.extension::<Arc<NTupleMeta>>()?;
+                        Some(meta.entries(&clusters_of(meta, f)))
+                    })
                     .sum();
+                let rows = usize::try_from(rows).unwrap_or(usize::MAX);
                 let stats = Statistics::new_unknown(self.table_schema.table_schema())
                     .with_num_rows(Precision::Exact(rows));
                 FileGroup::new(files).with_statistics(Arc::new(stats))
@@ -332,13 +335,14 @@ impl FileSource for RNTupleSource {
 }
 
 /// The part of `file` from byte `start` (its own start when `None`) to
-/// byte `end` (its own end when `None`), with the statistics of its clusters.
+/// byte `end` (its own end when `None`). It carries no statistics of its
+/// own: one set per piece is a few hundred KB for a wide schema, and the
+/// plan needs only its group's entry count.
 fn piece(
     file: &PartitionedFile,
     meta: &NTupleMeta,
     start: Option<i64>,
     end: Option<i64>,
-    source: &RNTupleSource,
 ) -> PartitionedFile {
     let (lo, hi) = match &file.range {
         Some(r) => (r.start, r.end),
@@ -346,15 +350,11 @@ fn piece(
     };
     let (start, end) = (start.unwrap_or(lo), end.unwrap_or(hi));
     let mut out = file.clone();
+    out.statistics = None;
     if start != 0 || end != meta.size as i64 || file.range.is_some() {
         out.range = Some(datafusion::datasource::listing::FileRange { start, end });
     }
-    let stats = index::statistics(
-        meta,
-        source.table_schema.file_schema(),
-        &clusters_of(meta, &out),
-    );
-    out.with_statistics(Arc::new(stats))
+    out
 }
 
 #[cfg(test)]
@@ -410,12 +410,8 @@ mod tests {
             let rows: usize = split
                 .file_groups
                 .iter()
-                .flat_map(|g| g.iter())
-                .filter_map(|f| {
-                    f.statistics
-                        .as_ref()
-                        .and_then(|s| s.num_rows.get_value().copied())
-                })
+                .filter_map(|g| g.file_statistics(None))
+                .filter_map(|s| s.num_rows.get_value().copied())
                 .sum();
             assert_eq!(rows as u64, meta.ntuple.n_entries());
         }

@@ -15,7 +15,6 @@ use std::time::Instant;
 use arrow::util::display::FormatOptions;
 use arrow::util::pretty::pretty_format_batches_with_options;
 use datafusion::common::TableReference;
-use datafusion::datasource::listing::ListingTable;
 use datafusion::datasource::source_as_provider;
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::physical_plan::SendableRecordBatchStream;
@@ -24,7 +23,9 @@ use datafusion::sql::parser::DFParser;
 use datafusion::sql::sqlparser::dialect::dialect_from_str;
 use futures::StreamExt;
 use rntuple::arrow::SkippedField;
-use rntuple::datafusion::{session_context, RNTupleFormat, RNTupleReadOptions, SessionContextExt};
+use rntuple::datafusion::{
+    session_context, RNTupleFormat, RNTupleReadOptions, RNTupleTable, SessionContextExt,
+};
 use rntuple::export::{unwritable_columns, BatchWriter, ExportFormat, ExportOptions};
 use rustyline::error::ReadlineError;
 
@@ -166,11 +167,8 @@ async fn register(
     };
     let provider = source_as_provider(&scan.source)?;
     let format = provider
-        .downcast_ref::<ListingTable>()
-        .and_then(|table| {
-            let format: Option<&RNTupleFormat> = table.options().format.downcast_ref();
-            format.cloned()
-        })
+        .downcast_ref::<RNTupleTable>()
+        .map(|table| table.format().clone())
         .ok_or_else(|| CliError::new("the RNTuple files did not become an RNTuple table"))?;
     ctx.register_table(TableReference::bare(name), provider)?;
     Ok(format)
