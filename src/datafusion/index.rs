@@ -813,17 +813,7 @@ mod tests {
     use datafusion::physical_expr::expressions::{binary, col, lit};
     use object_store::local::LocalFileSystem;
 
-    /// A fixture of tests/data, or `None` (said on stderr) when it is absent.
-    fn fixture(name: &str) -> Option<std::path::PathBuf> {
-        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data")
-            .join(name);
-        if !path.exists() {
-            eprintln!("skipped: {} is absent", path.display());
-            return None;
-        }
-        Some(path)
-    }
+    use crate::test_util::fixture;
 
     /// Real32Quant columns bound their values by their column's range, as
     /// floats for float fields and as doubles for double fields; other

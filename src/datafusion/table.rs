@@ -247,17 +247,7 @@ mod tests {
     use super::*;
     use crate::datafusion::index::write_index;
     use crate::datafusion::session_context;
-
-    fn fixture(name: &str) -> Option<PathBuf> {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data")
-            .join(name);
-        if !path.exists() {
-            eprintln!("skipped: {} is absent", path.display());
-            return None;
-        }
-        Some(path)
-    }
+    use crate::test_util::fixture;
 
     /// Copies `fixture` to each of `names` under `dir`.
     fn copies(fixture: &Path, dir: &Path, names: &[&str]) -> Result<Vec<PathBuf>> {
