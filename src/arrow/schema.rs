@@ -94,7 +94,7 @@ pub enum NodeKind {
     List(Box<FieldNode>),
     /// std::array<T, N>: no columns, N child elements per value.
     FixedSizeList(Box<FieldNode>, usize),
-    /// std::bitset<N>: one bit column, N bits per value.
+    /// `std::bitset<N>`: one bit column, N bits per value.
     Bitset(usize),
     /// A record: children read over the same range.
     Struct(Vec<FieldNode>),
@@ -106,7 +106,7 @@ pub enum NodeKind {
     Nullable(Box<FieldNode>),
     /// RNTupleCardinality: collection sizes from an index column.
     Cardinality { wide: bool },
-    /// atomic<T> or an enum: the child's values under this field's name.
+    /// `atomic<T>` or an enum: the child's values under this field's name.
     Wrapper(Box<FieldNode>),
 }
 
