@@ -229,28 +229,23 @@ pub fn write_index_with_cache(
             .map(|x| MaxAccumulator::try_new(&x.data_type))
             .collect::<Result<Vec<_>>>()?;
         let mut null_count = vec![0u64; indexed.len()];
-        let mut at: Option<(SchemaRef, Vec<Option<usize>>)> = None;
+        // Where each indexed field is in the reader's batches.
+        let positions: Vec<Option<usize>> = {
+            let schema = arrow::record_batch::RecordBatchReader::schema(&reader);
+            let by_name: HashMap<&str, usize> = schema
+                .fields()
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(k, f)| (f.name().as_str(), k))
+                .collect();
+            indexed
+                .iter()
+                .map(|x| by_name.get(x.field.as_str()).copied())
+                .collect()
+        };
         for batch in reader {
             let batch = batch?;
-            // Where each indexed field is in the batches (all of one schema).
-            let positions = match &at {
-                Some((schema, positions)) if Arc::ptr_eq(schema, batch.schema_ref()) => positions,
-                _ => {
-                    let schema = batch.schema();
-                    let by_name: HashMap<&str, usize> = schema
-                        .fields()
-                        .iter()
-                        .enumerate()
-                        .rev()
-                        .map(|(k, f)| (f.name().as_str(), k))
-                        .collect();
-                    let positions = indexed
-                        .iter()
-                        .map(|x| by_name.get(x.field.as_str()).copied())
-                        .collect();
-                    &at.insert((Arc::clone(&schema), positions)).1
-                }
-            };
             for (i, x) in indexed.iter().enumerate() {
                 let Some(column) = positions
                     .get(i)
