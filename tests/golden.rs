@@ -175,6 +175,50 @@ fn clusters_in_flight_give_the_batches_of_a_sequential_read() {
     drop(reader);
 }
 
+/// Page lists are kept once read; released, they live while a caller or a
+/// reader holds them and are read again after, with the same clusters and
+/// the same batches.
+#[test]
+fn released_page_lists_are_read_again_when_needed() {
+    let file = rntuple::RNTupleFile::open(data_dir().join("clusters.root")).unwrap();
+    let ntuple = file.ntuple(None).unwrap();
+    let read = |ntuple: &rntuple::RNTuple| {
+        rntuple::RNTupleReaderBuilder::new(ntuple.clone())
+            .with_batch_size(7)
+            .build()
+            .unwrap()
+            .collect_batches()
+            .unwrap()
+    };
+    let expected = read(&ntuple);
+    let kept = ntuple.all_clusters().unwrap();
+    assert!(kept.len() > 4);
+    let weak = std::sync::Arc::downgrade(&kept);
+    drop(kept);
+    assert!(weak.upgrade().is_some(), "kept until released");
+
+    ntuple.release_page_lists();
+    assert!(weak.upgrade().is_none(), "released");
+    let held = ntuple.all_clusters().unwrap();
+    assert!(std::sync::Arc::ptr_eq(
+        &held,
+        &ntuple.all_clusters().unwrap()
+    ));
+    let reader = rntuple::RNTupleReaderBuilder::new(ntuple.clone())
+        .build()
+        .unwrap();
+    let weak = std::sync::Arc::downgrade(&held);
+    drop(held);
+    assert!(weak.upgrade().is_some(), "held by the reader");
+    drop(reader);
+    assert!(weak.upgrade().is_none(), "released with the reader");
+    assert_eq!(read(&ntuple), expected);
+    assert_eq!(
+        *ntuple.all_clusters().unwrap(),
+        file.ntuple(None).unwrap().clusters().unwrap()
+    );
+}
+
 /// The async stream gives the batches of the iterator, in order, and ends
 /// after an error; dropping it early ends its thread.
 #[cfg(feature = "async")]

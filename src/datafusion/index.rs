@@ -47,6 +47,7 @@ use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 
 use super::store::NTupleMeta;
+use crate::descriptor::ClusterDescriptor;
 use crate::{RNTupleFile, SchemaCache};
 
 /// The name of an index is the data file's name with this appended.
@@ -211,11 +212,11 @@ pub fn write_index_with_cache(
             name.clone()
         });
     }
-    let clusters = nt.clusters()?;
+    let clusters = nt.all_clusters()?;
     let mut mins: Vec<Vec<ScalarValue>> = vec![Vec::new(); indexed.len()];
     let mut maxs = mins.clone();
     let mut nulls: Vec<Vec<u64>> = vec![Vec::new(); indexed.len()];
-    for cluster in &clusters {
+    for cluster in clusters.iter() {
         let reader = crate::RNTupleReaderBuilder::new(nt.clone())
             .with_projection(&paths)?
             .with_clusters([cluster.id])
@@ -539,15 +540,19 @@ fn quantized_statistics(
 /// is not quantized).
 #[derive(Debug, Clone)]
 pub(crate) struct QuantizedField {
-    field_id: u32,
     data_type: DataType,
-    ranges: Vec<Option<(f64, f64)>>,
+    /// The bounds of each cluster's values, by the column representation
+    /// the cluster was written with.
+    bounds: Vec<Option<(f64, f64)>>,
 }
 
-/// The quantized top-level fields of `ntuple`, by name: found once per file
-/// so that statistics over thousands of fields look each one up in constant
-/// time.
-pub(crate) fn quantized_fields(ntuple: &crate::RNTuple) -> HashMap<String, QuantizedField> {
+/// The quantized top-level fields of `ntuple`, whose clusters with their
+/// page lists are `clusters`, by name: found once per file so that
+/// statistics over thousands of fields look each one up in constant time.
+pub(crate) fn quantized_fields(
+    ntuple: &crate::RNTuple,
+    clusters: &[ClusterDescriptor],
+) -> HashMap<String, QuantizedField> {
     use crate::descriptor::ColumnType;
     let descriptor = ntuple.descriptor();
     let schema = &ntuple.mapping().schema;
@@ -589,15 +594,19 @@ pub(crate) fn quantized_fields(ntuple: &crate::RNTuple) -> HashMap<String, Quant
         if !matches!(arrow.data_type(), DataType::Float32 | DataType::Float64) {
             continue;
         }
+        let bounds = clusters
+            .iter()
+            .map(|cluster| {
+                // The representation this cluster was written with.
+                let active = field
+                    .representations
+                    .iter()
+                    .position(|columns| columns.iter().all(|&c| cluster.column(c).is_some()))?;
+                ranges.get(active).copied().flatten()
+            })
+            .collect();
         let data_type = arrow.data_type().clone();
-        out.insert(
-            field.name.clone(),
-            QuantizedField {
-                field_id: id,
-                data_type,
-                ranges,
-            },
-        );
+        out.insert(field.name.clone(), QuantizedField { data_type, bounds });
     }
     out
 }
@@ -614,20 +623,11 @@ fn quantized_bounds(
     rows: &UInt64Array,
 ) -> Option<(ArrayRef, ArrayRef)> {
     let quantized = meta.quantized.get(name)?;
-    let field = meta.ntuple.descriptor().field(quantized.field_id)?;
     let data_type = &quantized.data_type;
     let bounds: Vec<Option<(f64, f64)>> = rows
         .values()
         .iter()
-        .map(|&r| {
-            let cluster = meta.clusters.get(r as usize)?;
-            // The representation this cluster was written with.
-            let active = field
-                .representations
-                .iter()
-                .position(|columns| columns.iter().all(|&c| cluster.column(c).is_some()))?;
-            quantized.ranges.get(active).copied().flatten()
-        })
+        .map(|&r| quantized.bounds.get(r as usize).copied().flatten())
         .collect();
     // A float field's values are the doubles rounded to float, and rounding
     // keeps their order: the bounds are rounded the same way.

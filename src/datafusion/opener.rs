@@ -32,7 +32,7 @@ use super::batch_slices;
 use super::functions::is_list;
 use super::index;
 use super::source::clusters_of;
-use super::store::{fetch_cluster, fetch_misses, MetadataCache, NTupleMeta};
+use super::store::{self, fetch_cluster, fetch_misses, is_miss, MetadataCache, NTupleMeta};
 use super::RNTupleReadOptions;
 use crate::descriptor::ClusterDescriptor;
 use crate::error::Error;
@@ -170,10 +170,6 @@ fn apply_limit(
     out
 }
 
-fn is_miss(e: &Error) -> bool {
-    matches!(e.root_cause(), Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock)
-}
-
 impl FileOpener for RNTupleOpener {
     fn open(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
         let this = self.clone();
@@ -193,6 +189,12 @@ impl FileOpener for RNTupleOpener {
                 this.metrics.clusters_pruned.add(before - clusters.len());
             }
             let plan = apply_limit(&meta, clusters, this.limit);
+            // Held while the file is scanned; read again by the next scan.
+            let page_lists = if plan.is_empty() {
+                Arc::default()
+            } else {
+                store::page_lists(&this.store, &meta).await?
+            };
             let columns = Arc::new(needed_columns(&meta, &this.paths)?);
             let builder = RNTupleReaderBuilder::new(meta.ntuple.clone())
                 .with_projection(this.paths.iter())?
@@ -204,6 +206,7 @@ impl FileOpener for RNTupleOpener {
                     futures::future::ready(spawn_cluster(
                         this.clone(),
                         meta.clone(),
+                        page_lists.clone(),
                         builder.clone(),
                         columns.clone(),
                         cluster,
@@ -224,6 +227,7 @@ impl FileOpener for RNTupleOpener {
 fn spawn_cluster(
     this: RNTupleOpener,
     meta: Arc<NTupleMeta>,
+    page_lists: Arc<Vec<ClusterDescriptor>>,
     builder: RNTupleReaderBuilder,
     columns: Arc<Vec<u32>>,
     index: usize,
@@ -233,7 +237,8 @@ fn spawn_cluster(
     let batch_size = this.batch_size.max(1);
     tokio::spawn(async move {
         let errors = tx.clone();
-        if let Err(e) = read_cluster(this, meta, builder, columns, index, limit, tx).await {
+        let read = read_cluster(this, meta, &page_lists, builder, columns, index, limit, tx);
+        if let Err(e) = read.await {
             let _ = errors.send(Err(e)).await;
         }
     });
@@ -294,16 +299,18 @@ fn decode_entries(
 
 /// Fetches one cluster's pages, then decodes them on a blocking thread and
 /// sends each batch to `tx`.
+#[allow(clippy::too_many_arguments)]
 async fn read_cluster(
     this: RNTupleOpener,
     meta: Arc<NTupleMeta>,
+    page_lists: &[ClusterDescriptor],
     builder: RNTupleReaderBuilder,
     columns: Arc<Vec<u32>>,
     index: usize,
     limit: Option<u64>,
     tx: tokio::sync::mpsc::Sender<Result<RecordBatch>>,
 ) -> Result<()> {
-    let Some(cluster) = meta.clusters.get(index) else {
+    let Some(cluster) = page_lists.get(index) else {
         return Ok(());
     };
     let (id, first_entry, n_entries) = (cluster.id, cluster.first_entry, cluster.n_entries);
@@ -322,7 +329,7 @@ async fn read_cluster(
         decode_entries(&meta, cluster, &columns, batch_size)
     };
     let started = Instant::now();
-    let mut lease = fetch_cluster(&this.store, &meta, index, &columns).await?;
+    let mut lease = fetch_cluster(&this.store, &meta, cluster, &columns).await?;
     this.metrics.fetch_time.add_elapsed(started);
     let runtime = tokio::runtime::Handle::current();
     let metrics = this.metrics.clone();

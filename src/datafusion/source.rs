@@ -31,8 +31,13 @@ use object_store::ObjectStore;
 use super::index;
 use super::opener::{needed_columns, RNTupleOpener};
 use super::projection::reader_paths;
-use super::store::{page_ranges, MetadataCache, NTupleMeta};
+use super::store::{stored_bytes, MetadataCache, NTupleMeta};
 use super::RNTupleReadOptions;
+
+/// Scans of up to this many files weigh their clusters by the bytes of the
+/// projected columns; larger scans by the clusters' whole stored bytes, so
+/// that planning does not read the page lists of every file again.
+const WEIGHED_FILES: usize = 16;
 
 /// Scans RNTuple files: projection (nested too), cluster ranges, limit and
 /// cluster pruning by a sidecar index.
@@ -85,12 +90,37 @@ impl RNTupleSource {
     }
 }
 
+impl RNTupleSource {
+    /// The stored bytes of the projected columns in each cluster of each
+    /// file, from their page lists, when the scan has at most
+    /// [`WEIGHED_FILES`] files and their page lists can be read without
+    /// waiting on an object store; `None` otherwise, when each cluster
+    /// weighs its whole stored bytes.
+    fn cluster_weights(&self, metas: &[&Arc<NTupleMeta>]) -> Option<Vec<Vec<u64>>> {
+        if metas.len() > WEIGHED_FILES {
+            return None;
+        }
+        let paths = self.reader_paths();
+        metas
+            .iter()
+            .map(|meta| {
+                let columns = needed_columns(meta, &paths).unwrap_or_default();
+                let clusters = meta.page_lists_held().ok()?;
+                Some(clusters.iter().map(|c| stored_bytes(c, &columns)).collect())
+            })
+            .collect()
+    }
+}
+
 /// The clusters of `meta` that belong to `file` (its byte range), in entry order.
 pub(crate) fn clusters_of(meta: &NTupleMeta, file: &PartitionedFile) -> Vec<usize> {
     (0..meta.clusters.len())
         .filter(|&i| match &file.range {
             None => true,
-            Some(r) => meta.positions.get(i).is_some_and(|&p| r.contains(p as i64)),
+            Some(r) => meta
+                .clusters
+                .get(i)
+                .is_some_and(|c| r.contains(c.position as i64)),
         })
         .collect()
 }
@@ -188,26 +218,31 @@ impl FileSource for RNTupleSource {
         let _ = output_ordering; // pieces keep entry order within a partition either way
         let files: Vec<&PartitionedFile> =
             config.file_groups.iter().flat_map(|g| g.iter()).collect();
-        let paths = self.reader_paths();
+        let Some(metas) = files
+            .iter()
+            .map(|f| f.extension::<Arc<NTupleMeta>>())
+            .collect::<Option<Vec<_>>>()
+        else {
+            return Ok(None); // planned without metadata: keep the groups
+        };
+        let weights = self.cluster_weights(&metas);
         let mut units = Vec::new();
-        for (fi, file) in files.iter().enumerate() {
-            let Some(meta) = file.extension::<Arc<NTupleMeta>>() else {
-                return Ok(None); // planned without metadata: keep the groups
-            };
-            let columns = needed_columns(meta, &paths).unwrap_or_default();
+        for (fi, (file, meta)) in files.iter().zip(&metas).enumerate() {
             let mut clusters = clusters_of(meta, file);
             // Byte ranges cut the file in position order.
-            clusters.sort_by_key(|&ci| meta.positions.get(ci).copied().unwrap_or(0));
+            clusters.sort_by_key(|&ci| meta.clusters.get(ci).map_or(0, |c| c.position));
             for ci in clusters {
-                let weight = meta.clusters.get(ci).map_or(0, |c| {
-                    let ranges = page_ranges(c, &columns);
-                    ranges.iter().map(|r| r.end - r.start).sum::<u64>()
-                });
-                let position = meta.positions.get(ci).copied().unwrap_or(0) as i64;
+                let Some(cluster) = meta.clusters.get(ci) else {
+                    continue;
+                };
+                let weight = match &weights {
+                    Some(weights) => weights.get(fi).and_then(|w| w.get(ci)).copied(),
+                    None => None,
+                };
                 units.push(Unit {
                     file: fi,
-                    position,
-                    weight: weight + 1,
+                    position: cluster.position as i64,
+                    weight: weight.unwrap_or(cluster.stored_bytes) + 1,
                 });
             }
         }
@@ -415,6 +450,57 @@ mod tests {
                 .sum();
             assert_eq!(rows as u64, meta.ntuple.n_entries());
         }
+        Ok(())
+    }
+
+    /// Scans of a few files weigh clusters by the pages the scan reads;
+    /// scans of many files by the clusters' stored bytes, without reading
+    /// every page list again, and still cover every cluster once.
+    #[tokio::test]
+    async fn many_files_are_weighed_without_their_page_lists() -> Result<()> {
+        let Some(path) = crate::test_util::fixture("clusters.root") else {
+            return Ok(());
+        };
+        let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
+        let object = store.head(&Path::from_filesystem_path(&path)?).await?;
+        let meta =
+            Arc::new(super::super::store::load_ntuple(&store, &object, None, 0, None).await?);
+        let source = RNTupleSource::new(
+            TableSchema::from(meta.schema.clone()),
+            RNTupleReadOptions::default(),
+            Arc::new(MetadataCache::default()),
+        );
+        let columns = needed_columns(&meta, &source.reader_paths())?;
+        let clusters = meta.page_lists_held()?;
+        let pages: Vec<u64> = clusters.iter().map(|c| stored_bytes(c, &columns)).collect();
+        let few = vec![&meta; WEIGHED_FILES];
+        assert_eq!(
+            source.cluster_weights(&few),
+            Some(vec![pages; WEIGHED_FILES])
+        );
+        let many = vec![&meta; WEIGHED_FILES + 1];
+        assert_eq!(source.cluster_weights(&many), None);
+
+        let files: Vec<PartitionedFile> = (0..WEIGHED_FILES + 1)
+            .map(|_| PartitionedFile::new_from_meta(object.clone()).with_extension(meta.clone()))
+            .collect();
+        let config = FileScanConfigBuilder::new(
+            ObjectStoreUrl::local_filesystem(),
+            Arc::new(source.clone()),
+        )
+        .with_file_groups(vec![FileGroup::new(files)])
+        .build();
+        let Some(split) = source.repartitioned(2, 0, None, &config)? else {
+            panic!("no split");
+        };
+        assert_eq!(split.file_groups.len(), 2);
+        let seen: usize = split
+            .file_groups
+            .iter()
+            .flat_map(|g| g.iter())
+            .map(|f| clusters_of(&meta, f).len())
+            .sum();
+        assert_eq!(seen, (WEIGHED_FILES + 1) * meta.clusters.len());
         Ok(())
     }
 }

@@ -100,9 +100,32 @@ impl SparseSource {
         }
     }
 
-    fn clear(&self) {
-        if let Ok(mut segments) = self.segments.write() {
-            segments.clear();
+    /// Drops every fetched range but copies of the parts of it that
+    /// `ranges` cover (a range held in no single segment is dropped too).
+    fn keep_only(&self, ranges: &[Range<u64>]) {
+        let Ok(mut segments) = self.segments.write() else {
+            return;
+        };
+        let kept: Vec<(Range<u64>, Bytes)> = ranges
+            .iter()
+            .filter_map(|r| {
+                let len = usize::try_from(r.end.checked_sub(r.start)?).ok()?;
+                let (&(start, _), bytes) = segments
+                    .range(..=(r.start, u64::MAX))
+                    .rev()
+                    .find(|(&(start, _), b)| start <= r.start && r.end <= start + b.len() as u64)?;
+                let from = usize::try_from(r.start - start).ok()?;
+                // A copy: a slice would keep the whole fetched range alive.
+                Some((
+                    r.clone(),
+                    Bytes::copy_from_slice(bytes.get(from..from + len)?),
+                ))
+            })
+            .collect();
+        segments.clear();
+        for (range, bytes) in kept {
+            let key = (range.start, self.next_id.fetch_add(1, Ordering::Relaxed));
+            segments.insert(key, bytes);
         }
     }
 
@@ -163,6 +186,11 @@ pub(crate) fn coalesce(mut ranges: Vec<Range<u64>>, gap: u64) -> Vec<Range<u64>>
 }
 
 /// Everything the scan needs to know about one RNTuple in one object.
+///
+/// The page lists are not part of it: a table may hold thousands of files,
+/// and a wide file's page lists take tens of kilobytes a cluster parsed.
+/// They are read at open for the clusters' summaries, then released, and
+/// read again by the scan of each file ([`NTupleMeta::page_lists`]).
 #[derive(Debug)]
 pub(crate) struct NTupleMeta {
     pub location: Path,
@@ -170,10 +198,7 @@ pub(crate) struct NTupleMeta {
     pub ntuple: RNTuple,
     pub schema: SchemaRef,
     /// All clusters in entry order.
-    pub clusters: Arc<Vec<ClusterDescriptor>>,
-    /// The byte position of each cluster (its first page), which decides
-    /// the file range it belongs to.
-    pub positions: Vec<u64>,
+    pub clusters: Vec<ClusterSummary>,
     /// The sidecar index, when there is one that matches the file.
     pub(crate) index: Option<super::index::ClusterIndex>,
     /// The top-level fields whose Real32Quant ranges bound their values.
@@ -185,33 +210,49 @@ pub(crate) struct NTupleMeta {
     fetch_pages: bool,
 }
 
+/// What planning, statistics and pruning need of one cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ClusterSummary {
+    pub id: u64,
+    pub first_entry: u64,
+    pub n_entries: u64,
+    /// The byte position of the cluster's first page, which decides the
+    /// file range it belongs to.
+    pub position: u64,
+    /// The stored bytes of all its pages.
+    pub stored_bytes: u64,
+}
+
+impl ClusterSummary {
+    fn of(cluster: &ClusterDescriptor) -> Self {
+        let pages = || cluster.columns.iter().flat_map(|col| col.pages.iter());
+        Self {
+            id: cluster.id,
+            first_entry: cluster.first_entry,
+            n_entries: cluster.n_entries,
+            position: pages().map(|p| p.locator.offset).min().unwrap_or(0),
+            stored_bytes: pages().map(|p| p.locator.size).fold(0, u64::saturating_add),
+        }
+    }
+}
+
 impl NTupleMeta {
     fn new(
         object: &ObjectMeta,
-        ntuple: RNTuple,
-        clusters: Arc<Vec<ClusterDescriptor>>,
+        opened: Opened,
         source: Arc<SparseSource>,
         fetch_pages: bool,
     ) -> Self {
-        let positions = clusters
-            .iter()
-            .map(|c| {
-                c.columns
-                    .iter()
-                    .flat_map(|col| col.pages.iter())
-                    .map(|p| p.locator.offset)
-                    .min()
-                    .unwrap_or(0)
-            })
-            .collect();
+        let Opened {
+            ntuple, clusters, ..
+        } = opened;
         Self {
             location: object.location.clone(),
             size: object.size,
             schema: ntuple.mapping().schema.clone(),
-            quantized: super::index::quantized_fields(&ntuple),
+            quantized: super::index::quantized_fields(&ntuple, &clusters),
             ntuple,
-            clusters,
-            positions,
+            clusters: clusters.iter().map(ClusterSummary::of).collect(),
             index: None,
             source,
             fetch_pages,
@@ -226,6 +267,65 @@ impl NTupleMeta {
             .map(|c| c.n_entries)
             .sum()
     }
+
+    /// The clusters with their page lists, in the order of
+    /// [`clusters`](Self::clusters), read again unless some scan of the
+    /// file holds them. Reads only bytes held in memory or the local file;
+    /// a page list that an object store did not give fails with a miss
+    /// (see [`page_lists`]).
+    pub fn page_lists_held(&self) -> Result<Arc<Vec<ClusterDescriptor>>> {
+        let clusters = self.ntuple.all_clusters()?;
+        let agree = clusters.len() == self.clusters.len()
+            && clusters
+                .iter()
+                .zip(&self.clusters)
+                .all(|(c, s)| c.id == s.id && c.first_entry == s.first_entry);
+        if !agree {
+            return Err(Error::malformed(
+                "page list",
+                0,
+                "its clusters differ from the ones read at open",
+            ));
+        }
+        Ok(clusters)
+    }
+}
+
+/// The clusters of `meta` with their page lists, fetching from the object
+/// store what the bytes kept at open do not hold. Usually nothing is
+/// fetched: a page list is read from the bytes kept or the local file, in
+/// place, as it is small next to the pages it lists.
+pub(crate) async fn page_lists(
+    store: &Arc<dyn ObjectStore>,
+    meta: &NTupleMeta,
+) -> DfResult<Arc<Vec<ClusterDescriptor>>> {
+    let context = || format!("reading the page lists of {}", meta.location);
+    for _ in 0..MAX_ROUNDS {
+        match meta.page_lists_held() {
+            Err(e) if is_miss(&e) => {
+                let misses = meta.source.take_misses();
+                if misses.is_empty() {
+                    return Err(DataFusionError::from(e).context(context()));
+                }
+                let ranges = coalesce(misses, 0)
+                    .into_iter()
+                    .map(|r| r.start.min(meta.size)..r.end.min(meta.size))
+                    .collect();
+                // Kept with the metadata, as the page lists kept at open.
+                fetch_into(store, &meta.location, &meta.source, ranges).await?;
+            }
+            read => return read.map_err(|e| DataFusionError::from(e).context(context())),
+        }
+    }
+    Err(DataFusionError::Execution(format!(
+        "{}: the page lists were still incomplete after {MAX_ROUNDS} rounds of reads",
+        meta.location
+    )))
+}
+
+/// Whether `e` is a read of bytes not fetched from the object store.
+pub(crate) fn is_miss(e: &Error) -> bool {
+    matches!(e.root_cause(), Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock)
 }
 
 async fn fetch_into(
@@ -271,13 +371,13 @@ pub(crate) async fn load_ntuple(
         // Nothing to fetch: the metadata is read from the file as needed.
         let file: Arc<dyn ReadAt> = Arc::new(file);
         let attempt_name = name.clone();
-        let (ntuple, clusters) = tokio::task::spawn_blocking(move || {
+        let opened = tokio::task::spawn_blocking(move || {
             open_ntuple(file, attempt_name.as_deref(), schemas.as_ref())
         })
         .await
         .map_err(|e| DataFusionError::External(Box::new(e)))?
         .map_err(|e| DataFusionError::from(e).context(format!("reading {}", object.location)))?;
-        return Ok(NTupleMeta::new(object, ntuple, clusters, source, false));
+        return Ok(NTupleMeta::new(object, opened, source, false));
     }
     let whole = size <= whole_file_limit;
     let first = if whole {
@@ -297,14 +397,15 @@ pub(crate) async fn load_ntuple(
         .map_err(|e| DataFusionError::External(Box::new(e)))?;
         let misses = source.take_misses();
         if misses.is_empty() {
-            let (ntuple, clusters) = attempt.map_err(|e| {
+            let opened = attempt.map_err(|e| {
                 DataFusionError::from(e).context(format!("reading {}", object.location))
             })?;
             if !whole {
-                // Every structure is parsed now; pages are fetched per cluster.
-                source.clear();
+                // Every structure is parsed now; pages are fetched per
+                // cluster. The stored page lists stay for the scans.
+                source.keep_only(&opened.page_lists);
             }
-            return Ok(NTupleMeta::new(object, ntuple, clusters, source, !whole));
+            return Ok(NTupleMeta::new(object, opened, source, !whole));
         }
         let widened = misses
             .into_iter()
@@ -318,18 +419,39 @@ pub(crate) async fn load_ntuple(
     )))
 }
 
+/// An RNTuple just opened, its page lists released.
+struct Opened {
+    ntuple: RNTuple,
+    /// The clusters read at open: the page lists live as long as these.
+    clusters: Arc<Vec<ClusterDescriptor>>,
+    /// The stored byte ranges of the page lists.
+    page_lists: Vec<Range<u64>>,
+}
+
 fn open_ntuple(
     source: Arc<dyn ReadAt>,
     name: Option<&str>,
     schemas: Option<&Arc<SchemaCache>>,
-) -> Result<(RNTuple, Arc<Vec<ClusterDescriptor>>)> {
+) -> Result<Opened> {
     let mut file = RNTupleFile::from_source(source)?;
     if let Some(schemas) = schemas {
         file = file.with_schema_cache(schemas.clone());
     }
     let ntuple = file.ntuple(name)?;
     let clusters = ntuple.all_clusters()?;
-    Ok((ntuple, clusters))
+    ntuple.release_page_lists();
+    let page_lists = ntuple
+        .descriptor()
+        .cluster_groups
+        .iter()
+        .map(|g| g.page_list.locator)
+        .map(|l| l.offset..l.offset.saturating_add(l.size))
+        .collect();
+    Ok(Opened {
+        ntuple,
+        clusters,
+        page_lists,
+    })
 }
 
 /// Opened metadata of the files of one table, so that schema inference,
@@ -423,7 +545,7 @@ impl Drop for ClusterLease {
 }
 
 /// The stored byte ranges (with checksums) of `columns` in `cluster`.
-pub(crate) fn page_ranges(cluster: &ClusterDescriptor, columns: &[u32]) -> Vec<Range<u64>> {
+fn page_ranges(cluster: &ClusterDescriptor, columns: &[u32]) -> Vec<Range<u64>> {
     let mut ranges = Vec::new();
     for &id in columns {
         if let Some(col) = cluster.column(id) {
@@ -436,12 +558,20 @@ pub(crate) fn page_ranges(cluster: &ClusterDescriptor, columns: &[u32]) -> Vec<R
     ranges
 }
 
-/// Fetches the pages of `columns` in cluster `index` of `meta` with one
+/// The stored bytes (with checksums) of `columns` in `cluster`.
+pub(crate) fn stored_bytes(cluster: &ClusterDescriptor, columns: &[u32]) -> u64 {
+    page_ranges(cluster, columns)
+        .iter()
+        .map(|r| r.end - r.start)
+        .fold(0, u64::saturating_add)
+}
+
+/// Fetches the pages of `columns` in `cluster` of `meta` with one
 /// `get_ranges` call (nothing for a file held whole).
 pub(crate) async fn fetch_cluster(
     store: &Arc<dyn ObjectStore>,
     meta: &NTupleMeta,
-    index: usize,
+    cluster: &ClusterDescriptor,
     columns: &[u32],
 ) -> DfResult<ClusterLease> {
     let mut lease = ClusterLease {
@@ -452,9 +582,6 @@ pub(crate) async fn fetch_cluster(
     if !meta.fetch_pages {
         return Ok(lease);
     }
-    let Some(cluster) = meta.clusters.get(index) else {
-        return Ok(lease);
-    };
     let ranges = page_ranges(cluster, columns);
     let ranges: Vec<_> = coalesce(ranges, COALESCE_GAP)
         .into_iter()
@@ -560,6 +687,60 @@ mod tests {
         assert_eq!((metas[0].clusters.len(), metas[1].clusters.len()), (1, 12));
         assert!(!Arc::ptr_eq(&metas[0].schema, &metas[2].schema));
         assert_eq!(cache.schemas.len(), 2);
+        Ok(())
+    }
+
+    /// A file's page lists are not kept parsed: a scan reads them again,
+    /// from the local file or, for an object store, from the stored page
+    /// lists kept at open, fetching them again only when those are gone.
+    #[tokio::test]
+    async fn page_lists_are_read_again_for_each_scan() -> DfResult<()> {
+        use object_store::memory::InMemory;
+        use object_store::{ObjectStoreExt, PutPayload};
+
+        let Some(path) = crate::test_util::fixture("clusters.root") else {
+            return Ok(());
+        };
+        let expected = RNTupleFile::open(&path)?.ntuple(None)?.clusters()?;
+        let local: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
+        let object = local.head(&Path::from_filesystem_path(&path)?).await?;
+        let meta = load_ntuple(&local, &object, None, 0, None).await?;
+        let summaries: Vec<ClusterSummary> = expected.iter().map(ClusterSummary::of).collect();
+        assert_eq!(meta.clusters, summaries);
+
+        let held = page_lists(&local, &meta).await?;
+        assert_eq!(*held, expected);
+        let again = page_lists(&local, &meta).await?;
+        assert!(Arc::ptr_eq(&held, &again), "shared while a scan holds them");
+        let released = Arc::downgrade(&held);
+        drop((held, again));
+        assert!(released.upgrade().is_none(), "released after the scans");
+        assert_eq!(*page_lists(&local, &meta).await?, expected);
+
+        let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let location = Path::from("a.root");
+        memory
+            .put(&location, PutPayload::from(std::fs::read(&path)?))
+            .await?;
+        let object = memory.head(&location).await?;
+        let meta = load_ntuple(&memory, &object, None, 0, None).await?;
+        let stored: u64 = meta
+            .ntuple
+            .descriptor()
+            .cluster_groups
+            .iter()
+            .map(|g| g.page_list.locator.size)
+            .sum();
+        assert_eq!(
+            held_bytes(&meta),
+            stored,
+            "only the stored page lists are kept"
+        );
+        assert_eq!(*page_lists(&memory, &meta).await?, expected);
+        assert_eq!(held_bytes(&meta), stored, "nothing fetched");
+        meta.source.keep_only(&[]);
+        assert_eq!(*page_lists(&memory, &meta).await?, expected);
+        assert!(held_bytes(&meta) >= stored, "fetched again");
         Ok(())
     }
 

@@ -163,14 +163,15 @@ impl RNTupleReaderBuilder {
         self
     }
 
-    /// The batches the reader will produce: (cluster, cluster-relative entry range).
-    fn plan(&self) -> Result<Vec<(ClusterDescriptor, Range<u64>)>> {
+    /// The reads of clusters the reader will make.
+    fn plan(&self) -> Result<Plan> {
         let n_entries = self.ntuple.n_entries();
         let wanted = self.entry_range.clone().unwrap_or(0..n_entries);
         let wanted = wanted.start.min(n_entries)..wanted.end.min(n_entries);
         let mut remaining = self.limit.unwrap_or(u64::MAX);
         let mut plan = Vec::new();
-        for cluster in self.ntuple.clusters()? {
+        let clusters = self.ntuple.all_clusters()?;
+        for (index, cluster) in clusters.iter().enumerate() {
             if let Some(ids) = &self.clusters {
                 if !ids.contains(&cluster.id) {
                     continue;
@@ -185,14 +186,17 @@ impl RNTupleReaderBuilder {
             let take = (stop - start).min(remaining);
             remaining -= take;
             let first = start - cluster.first_entry;
-            plan.push((cluster, first..first + take));
+            plan.push((index, first..first + take));
         }
-        Ok(plan)
+        Ok(Plan {
+            clusters,
+            reads: plan,
+        })
     }
 
     /// Plans the read and returns the batch iterator.
     pub fn build(self) -> Result<RNTupleRecordBatchReader> {
-        let plan = self.plan()?;
+        let Plan { clusters, reads } = self.plan()?;
         let pages = PageSource {
             limits: self.limits,
             ..self.ntuple.page_source()
@@ -205,13 +209,21 @@ impl RNTupleReaderBuilder {
             ntuple: self.ntuple,
             schema: self.schema,
             batch_size: self.batch_size as u64,
-            plan: plan.into_iter(),
+            clusters,
+            plan: reads.into_iter(),
             current: None,
             clusters_in_flight: self.clusters_in_flight,
             batches_ahead: self.batches_ahead,
             in_flight: VecDeque::new(),
         })
     }
+}
+
+/// The clusters of an RNTuple, and the reads of them to make.
+struct Plan {
+    clusters: Arc<Vec<ClusterDescriptor>>,
+    /// (index in `clusters`, cluster-relative entry range)
+    reads: Vec<(usize, Range<u64>)>,
 }
 
 /// Iterates over the record batches of a read, in entry order.
@@ -222,7 +234,10 @@ pub struct RNTupleRecordBatchReader {
     nodes: Vec<FieldNode>,
     schema: SchemaRef,
     batch_size: u64,
-    plan: std::vec::IntoIter<(ClusterDescriptor, Range<u64>)>,
+    /// The clusters of the RNTuple, held while the read lasts.
+    clusters: Arc<Vec<ClusterDescriptor>>,
+    /// The reads still to start: (index in `clusters`, entry range).
+    plan: std::vec::IntoIter<(usize, Range<u64>)>,
     /// The cluster being read, when clusters are read one at a time.
     current: Option<ClusterState>,
     clusters_in_flight: usize,
@@ -307,7 +322,7 @@ impl RNTupleRecordBatchReader {
                 }
                 self.current = None;
             }
-            let Some((cluster, range)) = self.plan.next() else {
+            let Some((index, range)) = self.plan.next() else {
                 return Ok(None);
             };
             let descriptor = self.ntuple.descriptor();
@@ -315,7 +330,7 @@ impl RNTupleRecordBatchReader {
                 descriptor,
                 &self.pages,
                 &self.nodes,
-                &cluster,
+                planned(&self.clusters, index)?,
                 range,
                 self.batch_size,
                 self.batches_ahead,
@@ -329,10 +344,10 @@ impl RNTupleRecordBatchReader {
     fn next_parallel_batch(&mut self) -> Result<Option<RecordBatch>> {
         loop {
             while self.in_flight.len() < self.clusters_in_flight {
-                let Some((cluster, range)) = self.plan.next() else {
+                let Some((index, range)) = self.plan.next() else {
                     break;
                 };
-                let thread = self.spawn_cluster(cluster, range)?;
+                let thread = self.spawn_cluster(index, range)?;
                 self.in_flight.push_back(thread);
             }
             let Some(oldest) = self.in_flight.front() else {
@@ -353,13 +368,9 @@ impl RNTupleRecordBatchReader {
         }
     }
 
-    /// Starts a thread that decodes `range` of `cluster` into an unbounded
-    /// channel; it stops early when the receiver is dropped.
-    fn spawn_cluster(
-        &self,
-        cluster: ClusterDescriptor,
-        range: Range<u64>,
-    ) -> Result<ClusterThread> {
+    /// Starts a thread that decodes `range` of cluster `index` into an
+    /// unbounded channel; it stops early when the receiver is dropped.
+    fn spawn_cluster(&self, index: usize, range: Range<u64>) -> Result<ClusterThread> {
         // Room for the whole cluster: a thread behind the oldest cluster
         // must not stop after a few batches, or it would hardly run at the
         // same time as the others. The channel grows with the batches sent,
@@ -371,19 +382,22 @@ impl RNTupleRecordBatchReader {
         let schema = self.schema.clone();
         let batch_size = self.batch_size;
         let ahead = self.batches_ahead;
-        let id = cluster.id;
+        let clusters = self.clusters.clone();
+        let id = planned(&clusters, index)?.id;
         let thread = std::thread::Builder::new()
             .name(format!("rntuple-cluster-{id}"))
             .spawn(move || {
-                let state = ClusterState::open(
-                    &descriptor,
-                    &pages,
-                    &nodes,
-                    &cluster,
-                    range,
-                    batch_size,
-                    ahead,
-                );
+                let state = planned(&clusters, index).and_then(|cluster| {
+                    ClusterState::open(
+                        &descriptor,
+                        &pages,
+                        &nodes,
+                        cluster,
+                        range,
+                        batch_size,
+                        ahead,
+                    )
+                });
                 let mut state = match state {
                     Ok(state) => state,
                     Err(e) => {
@@ -416,6 +430,13 @@ impl RNTupleRecordBatchReader {
         }
         Ok(out)
     }
+}
+
+/// Cluster `index` of a plan.
+fn planned(clusters: &[ClusterDescriptor], index: usize) -> Result<&ClusterDescriptor> {
+    clusters
+        .get(index)
+        .ok_or_else(|| Error::InvalidArgument(format!("no cluster at index {index}")))
 }
 
 impl Iterator for RNTupleRecordBatchReader {

@@ -1,7 +1,8 @@
 //! Files, their RNTuples, and the metadata of one RNTuple.
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use bytes::Bytes;
 
@@ -203,7 +204,8 @@ pub struct AttributeSetInfo {
 }
 
 /// The metadata of one RNTuple: descriptor, Arrow mapping, page lists (read
-/// on first use). Cheap to clone and shared between threads.
+/// on first use, and kept unless [released](RNTuple::release_page_lists)).
+/// Cheap to clone and shared between threads.
 #[derive(Debug, Clone)]
 pub struct RNTuple {
     inner: Arc<Inner>,
@@ -215,10 +217,63 @@ struct Inner {
     max_key_size: u64,
     descriptor: Arc<Descriptor>,
     mapping: Arc<ArrowMapping>,
-    page_lists: Vec<OnceLock<Arc<Vec<ClusterDescriptor>>>>,
+    /// The parsed page list of each cluster group.
+    page_lists: Vec<Clusters>,
+    /// The clusters of all groups in entry order.
+    all_clusters: Clusters,
+    /// Whether page lists are only lent, not kept.
+    released: AtomicBool,
     limits: Limits,
     /// Page buffers shared by the reads of this RNTuple.
     buffers: Arc<BufferPool>,
+}
+
+/// Clusters read from page lists: kept, or, once released, shared while
+/// some caller holds them and read again after.
+#[derive(Debug, Default)]
+struct Clusters(Mutex<Held>);
+
+#[derive(Debug, Default)]
+enum Held {
+    #[default]
+    Unread,
+    Kept(Arc<Vec<ClusterDescriptor>>),
+    Lent(Weak<Vec<ClusterDescriptor>>),
+}
+
+impl Clusters {
+    /// The clusters held, or those `read` gives (held while it reads, so
+    /// that callers at the same time read once).
+    fn get_or_read(
+        &self,
+        released: bool,
+        read: impl FnOnce() -> Result<Arc<Vec<ClusterDescriptor>>>,
+    ) -> Result<Arc<Vec<ClusterDescriptor>>> {
+        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*held {
+            Held::Kept(clusters) => return Ok(clusters.clone()),
+            Held::Lent(lent) => {
+                if let Some(clusters) = lent.upgrade() {
+                    return Ok(clusters);
+                }
+            }
+            Held::Unread => {}
+        }
+        let clusters = read()?;
+        *held = if released {
+            Held::Lent(Arc::downgrade(&clusters))
+        } else {
+            Held::Kept(clusters.clone())
+        };
+        Ok(clusters)
+    }
+
+    fn release(&self) {
+        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Held::Kept(clusters) = &*held {
+            *held = Held::Lent(Arc::downgrade(clusters));
+        }
+    }
 }
 
 /// An envelope (or any block) as stored in the file: `nbytes` at `offset`
@@ -330,7 +385,7 @@ impl RNTuple {
         let page_lists = descriptor
             .cluster_groups
             .iter()
-            .map(|_| OnceLock::new())
+            .map(|_| Clusters::default())
             .collect();
         Ok(Self {
             inner: Arc::new(Inner {
@@ -339,6 +394,8 @@ impl RNTuple {
                 descriptor: Arc::new(descriptor),
                 mapping,
                 page_lists,
+                all_clusters: Clusters::default(),
+                released: AtomicBool::new(false),
                 limits,
                 buffers: Arc::default(),
             }),
@@ -387,9 +444,16 @@ impl RNTuple {
             self.inner.page_lists.get(group.index).ok_or_else(|| {
                 Error::InvalidArgument(format!("no cluster group {}", group.index))
             })?;
-        if let Some(clusters) = slot.get() {
-            return Ok(clusters.clone());
-        }
+        slot.get_or_read(self.page_lists_released(), || {
+            self.read_page_list(group).map(Arc::new)
+        })
+    }
+
+    fn page_lists_released(&self) -> bool {
+        self.inner.released.load(Ordering::Relaxed)
+    }
+
+    fn read_page_list(&self, group: &ClusterGroup) -> Result<Vec<ClusterDescriptor>> {
         let link = group.page_list;
         let what = "page list envelope";
         let data = StoredBlock::read(
@@ -408,12 +472,25 @@ impl RNTuple {
                 group.index, link.locator.offset
             )
         })?;
-        let clusters = Arc::new(
-            self.inner
-                .descriptor
-                .clusters_from_page_list(group, page_list)?,
-        );
-        Ok(slot.get_or_init(|| clusters).clone())
+        self.inner
+            .descriptor
+            .clusters_from_page_list(group, page_list)
+    }
+
+    /// Stops keeping the parsed page lists: from now on a page list lives
+    /// while some caller holds the clusters read from it, and is read from
+    /// the source again when next needed. For tables of many files, whose
+    /// page lists together would not fit in memory.
+    pub fn release_page_lists(&self) {
+        self.inner.released.store(true, Ordering::Relaxed);
+        for slot in self
+            .inner
+            .page_lists
+            .iter()
+            .chain([&self.inner.all_clusters])
+        {
+            slot.release();
+        }
     }
 
     /// All clusters, in entry order (reads every page list).
@@ -421,22 +498,27 @@ impl RNTuple {
         Ok(self.all_clusters()?.as_ref().clone())
     }
 
-    /// All clusters, in entry order (reads every page list); without a copy
-    /// when the RNTuple has one cluster group, listed in that order, as
-    /// ROOT writes them.
+    /// All clusters, in entry order (reads every page list on first use),
+    /// shared between calls; the list of the cluster group itself when the
+    /// RNTuple has one, listed in that order, as ROOT writes them.
     pub fn all_clusters(&self) -> Result<Arc<Vec<ClusterDescriptor>>> {
-        if let [group] = self.inner.descriptor.cluster_groups.as_slice() {
-            let clusters = self.clusters_of_group(group)?;
-            if clusters.is_sorted_by_key(|c| c.first_entry) {
-                return Ok(clusters);
-            }
-        }
-        let mut out = Vec::new();
-        for group in &self.inner.descriptor.cluster_groups {
-            out.extend(self.clusters_of_group(group)?.iter().cloned());
-        }
-        out.sort_by_key(|c| c.first_entry);
-        Ok(Arc::new(out))
+        let groups = &self.inner.descriptor.cluster_groups;
+        self.inner
+            .all_clusters
+            .get_or_read(self.page_lists_released(), || {
+                if let [group] = groups.as_slice() {
+                    let clusters = self.clusters_of_group(group)?;
+                    if clusters.is_sorted_by_key(|c| c.first_entry) {
+                        return Ok(clusters);
+                    }
+                }
+                let mut out = Vec::new();
+                for group in groups {
+                    out.extend(self.clusters_of_group(group)?.iter().cloned());
+                }
+                out.sort_by_key(|c| c.first_entry);
+                Ok(Arc::new(out))
+            })
     }
 
     /// The linked attribute sets of this RNTuple.
