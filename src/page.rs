@@ -40,7 +40,7 @@ use crate::compression::{check_block, decompress_into_vec};
 use crate::container::read_blob_reusing;
 use crate::descriptor::{ClusterDescriptor, ColumnDescriptor};
 use crate::encoding::{self, BitVec, ColumnCoding, NativeType};
-use crate::envelope::PageRecord;
+use crate::envelope::{PageRecord, Pages};
 use crate::error::{Error, Result, ResultExt};
 use crate::io::ReadAt;
 
@@ -176,7 +176,7 @@ pub struct ColumnCursor {
     coding: ColumnCoding,
     column_id: u32,
     cluster_id: u64,
-    pages: Vec<PageRecord>,
+    pages: Pages,
     /// Cluster-relative index of each page's first element; one more entry
     /// holds the end of the last page.
     starts: Vec<u64>,
@@ -223,7 +223,7 @@ impl ColumnCursor {
                 };
                 (range.pages.clone(), zeros)
             }
-            None => (Vec::new(), u64::MAX),
+            None => (Pages::default(), u64::MAX),
         };
         let mut starts = Vec::with_capacity(pages.len() + 1);
         let mut at = zeros;

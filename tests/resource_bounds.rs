@@ -205,7 +205,8 @@ fn a_page_size_its_bytes_cannot_justify_fails_before_allocating() {
                 size: 200,
                 offset: 1000,
             },
-        }],
+        }]
+        .into(),
         element_offset: Some(0),
         compression: Some(505),
     };

@@ -41,7 +41,7 @@ pub use header::{
     FieldRecord, HeaderEnvelope, SchemaDescription,
 };
 pub use page_list::{
-    parse_page_list, ClusterSummary, ColumnPageRange, PageListEnvelope, PageRecord,
+    parse_page_list, ClusterSummary, ColumnPageRange, PageListEnvelope, PageRecord, Pages,
 };
 
 use crate::checksum::xxh3_64;

@@ -1,5 +1,9 @@
 //! The page list envelope (spec: "Page list envelope").
 
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
 use super::frame::{read_list_frame, read_locator, read_record_frame, Locator};
 use super::{open_envelope, EnvelopeType};
 use crate::error::{Error, Result};
@@ -22,10 +26,64 @@ pub struct PageRecord {
     pub locator: Locator,
 }
 
+/// The pages of one column in one cluster, as a slice: a run of the page
+/// records that all columns of a page list share, so that a page list of
+/// thousands of columns is one allocation, not one a column. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct Pages {
+    records: Arc<[PageRecord]>,
+    start: u32,
+    end: u32,
+}
+
+impl Deref for Pages {
+    type Target = [PageRecord];
+
+    fn deref(&self) -> &[PageRecord] {
+        self.records
+            .get(self.start as usize..self.end as usize)
+            .unwrap_or_default()
+    }
+}
+
+impl<'a> IntoIterator for &'a Pages {
+    type Item = &'a PageRecord;
+    type IntoIter = std::slice::Iter<'a, PageRecord>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl From<Vec<PageRecord>> for Pages {
+    fn from(records: Vec<PageRecord>) -> Self {
+        let end = u32::try_from(records.len()).unwrap_or(u32::MAX);
+        Self {
+            records: records.into(),
+            start: 0,
+            end,
+        }
+    }
+}
+
+impl fmt::Debug for Pages {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for Pages {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Pages {}
+
 /// The pages of one column in one cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ColumnPageRange {
-    pub pages: Vec<PageRecord>,
+    pub pages: Pages,
     /// Index of the column's first element in this cluster; `None` for a
     /// suppressed column (a negative offset on disk).
     pub element_offset: Option<u64>,
@@ -72,18 +130,21 @@ pub fn parse_page_list(data: &[u8], file_offset: u64) -> Result<PageListEnvelope
             ),
         ));
     }
-    let mut columns = Vec::with_capacity(n_clusters);
+    // Every page of the envelope in one list; each column a run of it.
+    let mut records = Vec::new();
+    let mut runs = Vec::with_capacity(n_clusters);
     for _ in 0..n_clusters {
         let (mut middle, n_columns) = read_list_frame(&mut outer, 12 + 8)?;
-        let mut cluster_columns = Vec::with_capacity(n_columns);
+        let mut cluster_runs = Vec::with_capacity(n_columns);
         for _ in 0..n_columns {
             // A page item: i32 element count (sign: checksum) and a 12-byte locator.
             let (mut inner, n_pages) = read_list_frame(&mut middle, 4 + 12)?;
-            let mut pages = Vec::with_capacity(n_pages);
+            let start = records.len();
+            records.reserve(n_pages);
             for _ in 0..n_pages {
                 let count = inner.i32_le()?;
                 let locator = read_locator(&mut inner)?;
-                pages.push(PageRecord {
+                records.push(PageRecord {
                     n_elements: count.unsigned_abs(),
                     has_checksum: count < 0,
                     locator,
@@ -95,14 +156,35 @@ pub fn parse_page_list(data: &[u8], file_offset: u64) -> Result<PageListEnvelope
             } else {
                 (Some(offset as u64), Some(inner.u32_le()?))
             };
-            cluster_columns.push(ColumnPageRange {
-                pages,
-                element_offset,
-                compression,
-            });
+            cluster_runs.push((start, records.len(), element_offset, compression));
         }
-        columns.push(cluster_columns);
+        runs.push(cluster_runs);
     }
+    let position = |i: usize| {
+        u32::try_from(i).map_err(|_| {
+            Error::malformed("page list envelope", file_offset, "more than 2^32 pages")
+        })
+    };
+    let records: Arc<[PageRecord]> = records.into();
+    let columns = runs
+        .into_iter()
+        .map(|cluster_runs| {
+            cluster_runs
+                .into_iter()
+                .map(|(start, end, element_offset, compression)| {
+                    Ok(ColumnPageRange {
+                        pages: Pages {
+                            records: records.clone(),
+                            start: position(start)?,
+                            end: position(end)?,
+                        },
+                        element_offset,
+                        compression,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<Vec<_>>>()?;
     Ok(PageListEnvelope {
         header_checksum,
         clusters,
