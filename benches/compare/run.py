@@ -8,7 +8,10 @@
     python3 benches/compare/run.py --data /tmp/nanoaod --events 2000000 --runs 3
 
 Every measurement is a fresh process; the systems alternate within each run (run 1: every system on every task,
-then run 2, ...), and the table shows medians. Peak RSS is the process's maximum resident set (GNU time where
+then run 2, ...), and the table shows medians. Within a task of a run the systems go in a shuffled order (seeded by
+run and task, so reruns repeat it; ``--fixed-order`` keeps the listed one): on a VM, a process that starts right after
+another one freed much memory can pay more for its page faults, and a fixed order would put that on the same system
+every time. Peak RSS is the process's maximum resident set (GNU time where
 installed, else wait4, which also counts the harness's own memory at the fork).
 
 Tasks
@@ -37,6 +40,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -280,6 +284,7 @@ def main():
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--bin-dir", default=os.path.join(REPO, "target", "release"))
     parser.add_argument("--json", metavar="FILE", help="also write every measurement as JSON")
+    parser.add_argument("--fixed-order", action="store_true", help="run the systems of a task in the listed order")
     args = parser.parse_args()
 
     tasks = args.tasks.split(",")
@@ -298,7 +303,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(args.runs):
             for task in tasks:
-                for system in systems:
+                order = list(systems)
+                if not args.fixed_order:
+                    random.Random("%d %s" % (run, task)).shuffle(order)
+                for system in order:
                     if system not in TASK_SYSTEMS.get(task, []):
                         continue
                     try:

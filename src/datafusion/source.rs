@@ -88,9 +88,7 @@ impl RNTupleSource {
             .clone()
             .unwrap_or_else(|| SplitProjection::unprojected(&self.table_schema))
     }
-}
 
-impl RNTupleSource {
     /// The stored bytes of the projected columns in each cluster of each
     /// file, from their page lists, when the scan has at most
     /// [`WEIGHED_FILES`] files and their page lists can be read without
@@ -235,10 +233,7 @@ impl FileSource for RNTupleSource {
                 let Some(cluster) = meta.clusters.get(ci) else {
                     continue;
                 };
-                let weight = match &weights {
-                    Some(weights) => weights.get(fi).and_then(|w| w.get(ci)).copied(),
-                    None => None,
-                };
+                let weight = weights.as_ref().and_then(|w| w.get(fi)?.get(ci).copied());
                 units.push(Unit {
                     file: fi,
                     position: cluster.position as i64,

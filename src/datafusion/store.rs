@@ -281,10 +281,11 @@ impl NTupleMeta {
                 .zip(&self.clusters)
                 .all(|(c, s)| c.id == s.id && c.first_entry == s.first_entry);
         if !agree {
+            let groups = &self.ntuple.descriptor().cluster_groups;
             return Err(Error::malformed(
-                "page list",
-                0,
-                "its clusters differ from the ones read at open",
+                "page list envelope",
+                groups.first().map_or(0, |g| g.page_list.locator.offset),
+                "its clusters differ from the ones read when the file was opened",
             ));
         }
         Ok(clusters)

@@ -243,10 +243,11 @@ enum Held {
 
 impl Clusters {
     /// The clusters held, or those `read` gives (held while it reads, so
-    /// that callers at the same time read once).
+    /// that callers at the same time read once), then kept unless
+    /// `released`.
     fn get_or_read(
         &self,
-        released: bool,
+        released: &AtomicBool,
         read: impl FnOnce() -> Result<Arc<Vec<ClusterDescriptor>>>,
     ) -> Result<Arc<Vec<ClusterDescriptor>>> {
         let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
@@ -260,7 +261,9 @@ impl Clusters {
             Held::Unread => {}
         }
         let clusters = read()?;
-        *held = if released {
+        // Read under the lock: a release after it finds these kept and
+        // lets them go.
+        *held = if released.load(Ordering::Acquire) {
             Held::Lent(Arc::downgrade(&clusters))
         } else {
             Held::Kept(clusters.clone())
@@ -444,13 +447,9 @@ impl RNTuple {
             self.inner.page_lists.get(group.index).ok_or_else(|| {
                 Error::InvalidArgument(format!("no cluster group {}", group.index))
             })?;
-        slot.get_or_read(self.page_lists_released(), || {
+        slot.get_or_read(&self.inner.released, || {
             self.read_page_list(group).map(Arc::new)
         })
-    }
-
-    fn page_lists_released(&self) -> bool {
-        self.inner.released.load(Ordering::Relaxed)
     }
 
     fn read_page_list(&self, group: &ClusterGroup) -> Result<Vec<ClusterDescriptor>> {
@@ -482,7 +481,7 @@ impl RNTuple {
     /// the source again when next needed. For tables of many files, whose
     /// page lists together would not fit in memory.
     pub fn release_page_lists(&self) {
-        self.inner.released.store(true, Ordering::Relaxed);
+        self.inner.released.store(true, Ordering::Release);
         for slot in self
             .inner
             .page_lists
@@ -505,7 +504,7 @@ impl RNTuple {
         let groups = &self.inner.descriptor.cluster_groups;
         self.inner
             .all_clusters
-            .get_or_read(self.page_lists_released(), || {
+            .get_or_read(&self.inner.released, || {
                 if let [group] = groups.as_slice() {
                     let clusters = self.clusters_of_group(group)?;
                     if clusters.is_sorted_by_key(|c| c.first_entry) {
