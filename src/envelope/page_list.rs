@@ -160,31 +160,34 @@ pub fn parse_page_list(data: &[u8], file_offset: u64) -> Result<PageListEnvelope
         }
         runs.push(cluster_runs);
     }
-    let position = |i: usize| {
-        u32::try_from(i).map_err(|_| {
-            Error::malformed("page list envelope", file_offset, "more than 2^32 pages")
-        })
-    };
+    if u32::try_from(records.len()).is_err() {
+        return Err(Error::malformed(
+            "page list envelope",
+            file_offset,
+            "more than 2^32 pages",
+        ));
+    }
     let records: Arc<[PageRecord]> = records.into();
     let columns = runs
         .into_iter()
         .map(|cluster_runs| {
             cluster_runs
                 .into_iter()
-                .map(|(start, end, element_offset, compression)| {
-                    Ok(ColumnPageRange {
+                .map(
+                    |(start, end, element_offset, compression)| ColumnPageRange {
+                        // Both within the records, whose count fits (above).
                         pages: Pages {
                             records: records.clone(),
-                            start: position(start)?,
-                            end: position(end)?,
+                            start: start as u32,
+                            end: end as u32,
                         },
                         element_offset,
                         compression,
-                    })
-                })
-                .collect::<Result<Vec<_>>>()
+                    },
+                )
+                .collect()
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect();
     Ok(PageListEnvelope {
         header_checksum,
         clusters,
