@@ -238,6 +238,63 @@ mod tests {
         assert_eq!(p.columns[0][1].element_offset, None);
     }
 
+    /// Every column's pages are its own run of one list of page records
+    /// that all columns of all clusters share.
+    #[test]
+    fn columns_are_runs_of_one_list_of_pages() {
+        let mut w = Writer::default();
+        w.u64(0);
+        w.list(2, |w| {
+            w.record(|w| {
+                w.u64(0).u64(5);
+            });
+            w.record(|w| {
+                w.u64(5).u64(5);
+            });
+        });
+        let mut offset = 0;
+        w.list(2, |w| {
+            for _ in 0..2 {
+                w.list(3, |w| {
+                    for n_pages in [2u64, 0, 3] {
+                        w.list(n_pages as u32, |w| {
+                            for k in 0..n_pages {
+                                offset += 100;
+                                w.i32(k as i32 + 1).i32(10).u64(offset);
+                            }
+                            w.i64(0).u32(505);
+                        });
+                    }
+                });
+            }
+        });
+        let p = parse_page_list(&envelope(0x03, &w.buf), 0).unwrap();
+        let offsets: Vec<Vec<Vec<u64>>> = p
+            .columns
+            .iter()
+            .map(|cluster| {
+                let pages =
+                    |c: &ColumnPageRange| c.pages.iter().map(|p| p.locator.offset).collect();
+                cluster.iter().map(pages).collect()
+            })
+            .collect();
+        assert_eq!(
+            offsets,
+            [
+                [vec![100, 200], vec![], vec![300, 400, 500]],
+                [vec![600, 700], vec![], vec![800, 900, 1000]]
+            ]
+        );
+        let shared = &p.columns[0][0].pages.records;
+        assert_eq!(shared.len(), 10);
+        for column in p.columns.iter().flatten() {
+            assert!(Arc::ptr_eq(shared, &column.pages.records));
+        }
+        let copy = p.columns[1][2].pages.clone();
+        assert_eq!(copy, Pages::from(copy.to_vec()));
+        assert_eq!(copy.len(), 3);
+    }
+
     #[test]
     fn huge_page_count_in_small_envelope_is_refused() {
         let mut w = Writer::default();
