@@ -190,7 +190,7 @@ pub(crate) fn coalesce(mut ranges: Vec<Range<u64>>, gap: u64) -> Vec<Range<u64>>
 /// The page lists are not part of it: a table may hold thousands of files,
 /// and a wide file's page lists take tens of kilobytes a cluster parsed.
 /// They are read at open for the clusters' summaries, then released, and
-/// read again by the scan of each file ([`NTupleMeta::page_lists`]).
+/// read again by the scan of each file ([`page_lists`]).
 #[derive(Debug)]
 pub(crate) struct NTupleMeta {
     pub location: Path,
