@@ -6,7 +6,7 @@
 
 Each round runs every binary once, in turn, as a fresh process:
 ``BIN sql --table events=$F -f QUERY --format arrow`` with the output to a file
-(``F`` defaults to /tmp/nanoaod/nanoaod_2000000.root). Printed per binary: the
+in /dev/shm where there is one (``F`` defaults to /tmp/nanoaod/nanoaod_2000000.root). Printed per binary: the
 median wall time, the median over rounds of (first binary's time / this time)
 in the same round, and the median peak RSS, page faults and CPU time (user +
 system, from ``wait4``), as ``ab.py`` prints them. Compare copies of the binaries made the same way: a binary just
@@ -19,10 +19,14 @@ import sys
 import time
 
 from ab import report
+from run import scratch_dir
+
+# In memory where there is one, as the harness writes (run.py's scratch_dir).
+OUT = os.path.join(scratch_dir() or "/tmp", "ab_sql.out")
 
 
 def run(binary, query, path):
-    with open("/tmp/ab_sql.out", "wb") as out:
+    with open(OUT, "wb") as out:
         started = time.perf_counter()
         proc = subprocess.Popen(
             [binary, "sql", "--table", "events=" + path, "-f", query, "--format", "arrow"],
