@@ -396,6 +396,9 @@ impl NodeReader {
                         }
                     }
                 }
+                if let Some(union) = values.as_any().downcast_ref::<UnionArray>() {
+                    return take_union(union, &indices, &self.path);
+                }
                 Ok(::arrow::compute::take(
                     values.as_ref(),
                     &UInt32Array::from(indices),
@@ -619,6 +622,63 @@ impl NodeReader {
             children,
         )?))
     }
+}
+
+/// The elements of the union `values` at `indices`, a missing index giving a
+/// null (an optional variant). A union has no validity of its own, and
+/// Arrow's `take` gives no null for it: as for a variant without a valid
+/// alternative, a null points at a null appended to the first child.
+fn take_union(values: &UnionArray, indices: &[Option<u32>], path: &str) -> Result<ArrayRef> {
+    let (fields, offsets) = match (values.data_type(), values.offsets()) {
+        (DataType::Union(fields, _), Some(offsets)) => (fields.clone(), offsets),
+        _ => return Err(type_mismatch(path)),
+    };
+    let mut children: Vec<ArrayRef> = fields
+        .iter()
+        .map(|(id, _)| values.child(id).clone())
+        .collect();
+    let Some((first_id, _)) = fields.iter().next() else {
+        return Err(type_mismatch(path));
+    };
+    let null_slot = children.first().map_or(0, |c| c.len());
+    if indices.iter().any(Option::is_none) {
+        if let Some(first) = children.first_mut() {
+            let null = new_null_array(first.data_type(), 1);
+            *first = ::arrow::compute::concat(&[first.as_ref(), null.as_ref()])?;
+        }
+    }
+    let null_slot = i32::try_from(null_slot).map_err(|_| {
+        Error::unsupported(format!("more than 2^31 elements in one batch of {path}"))
+    })?;
+    let type_ids = values.type_ids();
+    let mut ids = Vec::with_capacity(indices.len());
+    let mut slots = Vec::with_capacity(indices.len());
+    for index in indices {
+        match index {
+            Some(i) => {
+                let i = *i as usize;
+                let (Some(&id), Some(&slot)) = (type_ids.get(i), offsets.get(i)) else {
+                    return Err(Error::malformed(
+                        "page",
+                        0,
+                        format!("optional field {path} points past its values"),
+                    ));
+                };
+                ids.push(id);
+                slots.push(slot);
+            }
+            None => {
+                ids.push(first_id);
+                slots.push(null_slot);
+            }
+        }
+    }
+    Ok(Arc::new(UnionArray::try_new(
+        fields,
+        ScalarBuffer::from(ids),
+        Some(ScalarBuffer::from(slots)),
+        children,
+    )?))
 }
 
 /// The elements each alternative of a variant needs, from the switch

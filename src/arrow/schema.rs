@@ -434,6 +434,10 @@ fn build_node(
             )
             .map_err(|e| e.to_string())?;
             let dt = DataType::Union(union_fields, UnionMode::Dense);
+            // A union has no validity of its own, but its slots can be null
+            // through its children (no valid alternative, an optional
+            // alternative): lists and structs holding it must allow nulls.
+            nullable = true;
             (NodeKind::Union(nodes), dt)
         }
         StructuralRole::Record => {

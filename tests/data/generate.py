@@ -2029,6 +2029,200 @@ void WriteAttributes(const std::string &path)
    runs->CommitRange(std::move(range));
 }
 
+
+/// Random values of any composition of standard types, for the `nested`
+/// fixture: every nesting of collections, optionals and variants reads as
+/// ROOT reads it, across page and cluster boundaries.
+namespace nested {
+
+/// A collection length: often empty or short, sometimes long.
+inline std::size_t Len(Rng &r)
+{
+   auto k = r.Next() % 16;
+   return k < 4 ? 0 : (k < 12 ? r.Next() % 4 : r.Next() % 12);
+}
+
+template <typename T>
+struct Fill {
+   static void Do(T &x, Rng &r)
+   {
+      if constexpr (std::is_same_v<T, bool>) {
+         x = r.Next() & 1;
+      } else if constexpr (std::is_floating_point_v<T>) {
+         switch (r.Next() % 8) {
+         case 0: x = std::numeric_limits<T>::max(); break;
+         case 1: x = -std::numeric_limits<T>::denorm_min(); break;
+         case 2: x = std::numeric_limits<T>::quiet_NaN(); break;
+         case 3: x = -0.0; break;
+         default: x = T(double(std::int64_t(r.Next())) / 1e12);
+         }
+      } else {
+         switch (r.Next() % 6) {
+         case 0: x = std::numeric_limits<T>::max(); break;
+         case 1: x = std::numeric_limits<T>::min(); break;
+         case 2: x = 0; break;
+         default: x = T(r.Next());
+         }
+      }
+   }
+};
+template <>
+struct Fill<std::string> {
+   static void Do(std::string &x, Rng &r)
+   {
+      x.assign(Len(r), ' ');
+      for (auto &c : x)
+         c = char(32 + r.Next() % 95);
+   }
+};
+template <typename T>
+struct Fill<std::vector<T>> {
+   static void Do(std::vector<T> &x, Rng &r)
+   {
+      x.resize(Len(r));
+      for (auto &e : x)
+         Fill<T>::Do(e, r);
+   }
+};
+template <>
+struct Fill<std::vector<bool>> {
+   static void Do(std::vector<bool> &x, Rng &r)
+   {
+      x.resize(Len(r));
+      for (std::size_t i = 0; i < x.size(); ++i)
+         x[i] = r.Next() & 1;
+   }
+};
+template <typename T>
+struct Fill<ROOT::RVec<T>> {
+   static void Do(ROOT::RVec<T> &x, Rng &r)
+   {
+      x.resize(Len(r));
+      for (auto &e : x)
+         Fill<T>::Do(e, r);
+   }
+};
+template <typename T, std::size_t N>
+struct Fill<std::array<T, N>> {
+   static void Do(std::array<T, N> &x, Rng &r)
+   {
+      for (auto &e : x)
+         Fill<T>::Do(e, r);
+   }
+};
+template <typename T>
+struct Fill<std::optional<T>> {
+   static void Do(std::optional<T> &x, Rng &r)
+   {
+      if (r.Next() % 3 == 0) {
+         x.reset();
+      } else {
+         T v{};
+         Fill<T>::Do(v, r);
+         x = std::move(v);
+      }
+   }
+};
+template <typename T>
+struct Fill<std::unique_ptr<T>> {
+   static void Do(std::unique_ptr<T> &x, Rng &r)
+   {
+      if (r.Next() % 3 == 0) {
+         x.reset();
+      } else {
+         x = std::make_unique<T>();
+         Fill<T>::Do(*x, r);
+      }
+   }
+};
+template <typename A, typename B>
+struct Fill<std::pair<A, B>> {
+   static void Do(std::pair<A, B> &x, Rng &r)
+   {
+      Fill<A>::Do(x.first, r);
+      Fill<B>::Do(x.second, r);
+   }
+};
+template <typename... T>
+struct Fill<std::tuple<T...>> {
+   static void Do(std::tuple<T...> &x, Rng &r)
+   {
+      std::apply([&](auto &...e) { (Fill<std::decay_t<decltype(e)>>::Do(e, r), ...); }, x);
+   }
+};
+template <std::size_t N>
+struct Fill<std::bitset<N>> {
+   static void Do(std::bitset<N> &x, Rng &r)
+   {
+      for (std::size_t i = 0; i < N; ++i)
+         x[i] = r.Next() & 1;
+   }
+};
+template <typename... T>
+struct Fill<std::variant<T...>> {
+   template <std::size_t I>
+   static void Pick(std::variant<T...> &x, Rng &r, std::size_t k)
+   {
+      if constexpr (I < sizeof...(T)) {
+         if (k == I) {
+            std::variant_alternative_t<I, std::variant<T...>> v{};
+            Fill<decltype(v)>::Do(v, r);
+            x = std::move(v);
+         } else {
+            Pick<I + 1>(x, r, k);
+         }
+      }
+   }
+   static void Do(std::variant<T...> &x, Rng &r) { Pick<0>(x, r, r.Next() % sizeof...(T)); }
+};
+
+/// Appends an RNTuple `name` of `n` entries of random values of the types
+/// `Ts` (fields f0, f1, ...) to `file`, in pages of at most `page` bytes and
+/// clusters of about `cluster` compressed bytes.
+template <typename... Ts>
+void Write(TFile &file, const char *name, int n, std::size_t page, std::size_t cluster, int compression,
+           std::uint64_t seed)
+{
+   auto model = RNTupleModel::Create();
+   std::size_t k = 0;
+   // A braced list evaluates its elements in order: fields f0, f1, ...
+   std::tuple<std::shared_ptr<Ts>...> fields{model->MakeField<Ts>("f" + std::to_string(k++))...};
+   RNTupleWriteOptions options;
+   options.SetCompression(compression);
+   options.SetInitialUnzippedPageSize(16);
+   options.SetMaxUnzippedPageSize(page);
+   options.SetApproxZippedClusterSize(cluster);
+   auto writer = RNTupleWriter::Append(std::move(model), name, file, options);
+   Rng rng(seed);
+   for (int i = 0; i < n; ++i) {
+      std::apply([&](auto &...f) { (Fill<std::decay_t<decltype(*f)>>::Do(*f, rng), ...); }, fields);
+      writer->Fill();
+   }
+}
+
+} // namespace nested
+
+void WriteNested(const std::string &path)
+{
+   using namespace std;
+   auto file = Recreate(path);
+   // An optional variant has no validity of its own in Arrow: its nulls
+   // point at nulls in the variant's first alternative.
+   nested::Write<optional<variant<int8_t, uint64_t>>,
+                 variant<bitset<65>, optional<variant<int8_t, uint64_t>>, vector<int16_t>>,
+                 unique_ptr<variant<float, string>>, vector<optional<variant<int32_t, string>>>,
+                 optional<variant<vector<float>, optional<double>>>>(*file, "OptionalVariant", 600, 64,
+                                                                    1000, 101, 62);
+   nested::Write<ROOT::RVec<uint32_t>, pair<optional<bool>, vector<vector<double>>>>(*file, "VectorOfVectors", 300,
+                                                                                200, 5000, 505, 1);
+   nested::Write<vector<vector<optional<float>>>, array<bitset<8>, 3>, tuple<string, optional<int16_t>>>(
+      *file, "OptionalsInVectors", 400, 64, 1000, 207, 5);
+   nested::Write<variant<char, variant<int16_t, int8_t>, vector<ROOT::RVec<float>>>, vector<bitset<65>>, string,
+                 vector<vector<optional<char>>>>(*file, "VariantsOfVariants", 300, 16, 2000, 404, 63);
+   nested::Write<array<vector<variant<string, array<uint8_t, 2>>>, 2>, optional<array<optional<int64_t>, 3>>>(
+      *file, "ArraysOfCollections", 300, 128, 3000, 505, 7);
+}
+
 } // namespace fixtures
 '''
 
@@ -2228,6 +2422,11 @@ def fixture_importer(out, build_dir):
     return ["importer.root"]
 
 
+def fixture_nested(out):
+    ROOT.fixtures.WriteNested(os.path.join(out, "nested.root"))
+    return ["nested.root"]
+
+
 def fixture_attributes(out):
     ROOT.fixtures.WriteAttributes(os.path.join(out, "attributes.root"))
     return ["attributes.root"]
@@ -2246,6 +2445,7 @@ FIXTURES = {
     "projections": fixture_projections,
     "importer": fixture_importer,
     "attributes": fixture_attributes,
+    "nested": fixture_nested,
 }
 
 
