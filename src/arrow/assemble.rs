@@ -25,7 +25,7 @@ use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer
 use arrow_schema::DataType;
 use rayon::prelude::*;
 
-use super::schema::{FieldNode, Leaf, NodeKind};
+use super::schema::{valueless_slot, FieldNode, Leaf, NodeKind};
 use crate::descriptor::{ClusterDescriptor, Descriptor};
 use crate::encoding::{BitVec, NativeType};
 use crate::error::{Error, Result, ResultExt};
@@ -238,6 +238,12 @@ impl NodeReader {
         }
     }
 
+    /// For a variant, the alternative whose child holds the nulls of entries
+    /// without a valid alternative (see [`valueless_slot`]).
+    fn valueless_slot(&self) -> usize {
+        valueless_slot(self.children.iter().map(|c| &c.node.kind))
+    }
+
     /// The Arrow array for cluster-relative slots `range` of this node.
     /// Columns that other nodes of the batch read too come from `shared`.
     pub fn read(&mut self, range: Range<u64>, shared: &SharedReads) -> Result<ArrayRef> {
@@ -397,7 +403,14 @@ impl NodeReader {
                     }
                 }
                 if let Some(union) = values.as_any().downcast_ref::<UnionArray>() {
-                    return take_union(union, &indices, &self.path);
+                    let slot = self.child(0)?.valueless_slot();
+                    return take_union(union, &indices, slot, &self.path);
+                }
+                if values.is_empty() {
+                    // Every entry empty. Arrow's take reads the first value
+                    // for a null index, and its union kernel indexes the
+                    // children of an empty union inside a struct.
+                    return Ok(new_null_array(values.data_type(), len));
                 }
                 Ok(::arrow::compute::take(
                     values.as_ref(),
@@ -590,20 +603,21 @@ impl NodeReader {
             let array = self.child(k)?.read(range.clone().unwrap_or(0..0), shared)?;
             children.push(array);
         }
-        // Entries without a valid alternative point at a null appended to the first child.
-        let has_null = tag.contains(&0);
-        let null_slot = children.first().map_or(0, |c| c.len()) as i32;
-        if has_null {
-            if let Some(first) = children.first_mut() {
-                let null = new_null_array(first.data_type(), 1);
-                *first = ::arrow::compute::concat(&[first.as_ref(), null.as_ref()])?;
+        // Entries without a valid alternative point at a null appended to
+        // the child of the valueless slot.
+        let slot = self.valueless_slot();
+        let null_slot = children.get(slot).map_or(0, |c| c.len()) as i32;
+        if tag.contains(&0) {
+            if let Some(child) = children.get_mut(slot) {
+                let null = new_null_array(child.data_type(), 1);
+                *child = ::arrow::compute::concat(&[child.as_ref(), null.as_ref()])?;
             }
         }
         let mut type_ids = Vec::with_capacity(tag.len());
         let mut offsets = Vec::with_capacity(tag.len());
         for (&i, &t) in index.iter().zip(&tag) {
             if t == 0 {
-                type_ids.push(0i8);
+                type_ids.push(slot as i8);
                 offsets.push(null_slot);
             } else {
                 let lo = bounds
@@ -627,8 +641,14 @@ impl NodeReader {
 /// The elements of the union `values` at `indices`, a missing index giving a
 /// null (an optional variant). A union has no validity of its own, and
 /// Arrow's `take` gives no null for it: as for a variant without a valid
-/// alternative, a null points at a null appended to the first child.
-fn take_union(values: &UnionArray, indices: &[Option<u32>], path: &str) -> Result<ArrayRef> {
+/// alternative, a null points at a null appended to the child of
+/// alternative `slot`.
+fn take_union(
+    values: &UnionArray,
+    indices: &[Option<u32>],
+    slot: usize,
+    path: &str,
+) -> Result<ArrayRef> {
     let (fields, offsets) = match (values.data_type(), values.offsets()) {
         (DataType::Union(fields, _), Some(offsets)) => (fields.clone(), offsets),
         _ => return Err(type_mismatch(path)),
@@ -637,14 +657,14 @@ fn take_union(values: &UnionArray, indices: &[Option<u32>], path: &str) -> Resul
         .iter()
         .map(|(id, _)| values.child(id).clone())
         .collect();
-    let Some((first_id, _)) = fields.iter().next() else {
+    let Some((slot_id, _)) = fields.iter().nth(slot) else {
         return Err(type_mismatch(path));
     };
-    let null_slot = children.first().map_or(0, |c| c.len());
+    let null_slot = children.get(slot).map_or(0, |c| c.len());
     if indices.iter().any(Option::is_none) {
-        if let Some(first) = children.first_mut() {
-            let null = new_null_array(first.data_type(), 1);
-            *first = ::arrow::compute::concat(&[first.as_ref(), null.as_ref()])?;
+        if let Some(child) = children.get_mut(slot) {
+            let null = new_null_array(child.data_type(), 1);
+            *child = ::arrow::compute::concat(&[child.as_ref(), null.as_ref()])?;
         }
     }
     let null_slot = i32::try_from(null_slot).map_err(|_| {
@@ -668,7 +688,7 @@ fn take_union(values: &UnionArray, indices: &[Option<u32>], path: &str) -> Resul
                 slots.push(slot);
             }
             None => {
-                ids.push(first_id);
+                ids.push(slot_id);
                 slots.push(null_slot);
             }
         }

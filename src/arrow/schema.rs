@@ -245,6 +245,19 @@ pub fn map_descriptor(descriptor: &Descriptor) -> ArrowMapping {
     }
 }
 
+/// The alternative of a variant whose child holds a null for each entry
+/// without a valid alternative: the first alternative whose own values are
+/// never null (not an optional, a unique_ptr or a variant), so that a null
+/// there means no valid alternative and a null in an optional alternative
+/// means that alternative, empty. The first alternative if every one can be
+/// null.
+pub(crate) fn valueless_slot<'a>(alternatives: impl IntoIterator<Item = &'a NodeKind>) -> usize {
+    alternatives
+        .into_iter()
+        .position(|kind| !matches!(kind, NodeKind::Nullable(_) | NodeKind::Union(_)))
+        .unwrap_or(0)
+}
+
 fn field_metadata(field: &FieldDescriptor) -> HashMap<String, String> {
     let mut m = HashMap::with_capacity(3);
     m.insert(metadata::TYPE.to_string(), field.type_name.clone());
@@ -420,13 +433,12 @@ fn build_node(
                 ));
             }
             let mut nodes = Vec::with_capacity(alternatives.len());
-            for (i, alt) in alternatives.iter().enumerate() {
-                let mut node = child_node(alt, None)?;
-                if i == 0 {
-                    // The slot for "no valid alternative".
-                    node.arrow = Arc::new(node.arrow.as_ref().clone().with_nullable(true));
-                }
-                nodes.push(node);
+            for alt in &alternatives {
+                nodes.push(child_node(alt, None)?);
+            }
+            let slot = valueless_slot(nodes.iter().map(|n| &n.kind));
+            if let Some(node) = nodes.get_mut(slot) {
+                node.arrow = Arc::new(node.arrow.as_ref().clone().with_nullable(true));
             }
             let union_fields = UnionFields::try_new(
                 (0..nodes.len()).map(|i| i as i8),

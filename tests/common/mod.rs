@@ -105,7 +105,9 @@ pub fn value_at(array: &dyn Array, i: usize, field: &Field) -> Value {
                 .find(|(t, _)| *t == tag)
                 .map(|(_, f)| f.clone())
                 .unwrap();
-            if tag == 0 && child.is_null(offset) {
+            // No valid alternative: a null in an alternative whose own
+            // values are never null (the reader's valueless slot).
+            if child.is_null(offset) && !may_be_null(&field) {
                 Value::Null
             } else {
                 json!({"tag": tag, "value": value_at(child.as_ref(), offset, &field)})
@@ -115,6 +117,19 @@ pub fn value_at(array: &dyn Array, i: usize, field: &Field) -> Value {
     };
     let _ = field;
     v
+}
+
+/// Whether values of `field`'s RNTuple type can be null themselves: an
+/// optional, a unique_ptr or a variant.
+fn may_be_null(field: &Field) -> bool {
+    field
+        .metadata()
+        .get(rntuple::arrow::schema::metadata::TYPE)
+        .is_some_and(|t| {
+            ["std::optional<", "std::unique_ptr<", "std::variant<"]
+                .iter()
+                .any(|p| t.starts_with(p))
+        })
 }
 
 /// Sorts the unordered containers inside `v` (as the field's RNTuple type

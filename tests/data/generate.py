@@ -1690,6 +1690,9 @@ void WriteExtension(const std::string &path)
    auto lateVec = updater->MakeField<std::vector<std::int32_t>>("late_vec");
    auto lateStr = updater->MakeField<std::string>("late_string");
    auto lateVar = updater->MakeField<std::variant<std::int32_t, std::string>>("late_variant");
+   // Valueless before, and its first alternative can be empty: the two read apart.
+   auto lateOptVar =
+      updater->MakeField<std::variant<std::optional<std::int32_t>, std::string>>("late_optional_variant");
    auto lateOpt = updater->MakeField<std::optional<double>>("late_optional");
    auto lateArr = updater->MakeField<std::array<std::int16_t, 2>>("late_array");
    auto lateBits = updater->MakeField<std::bitset<5>>("late_bitset");
@@ -1718,6 +1721,12 @@ void WriteExtension(const std::string &path)
       else
          *lateVar = "v" + std::to_string(i);
       *lateOpt = (i % 3) ? std::optional<double>(i * 0.125) : std::nullopt;
+      if (i % 3 == 0)
+         *lateOptVar = std::optional<std::int32_t>();
+      else if (i % 3 == 1)
+         *lateOptVar = std::optional<std::int32_t>(i);
+      else
+         *lateOptVar = "w" + std::to_string(i);
       *lateArr = {static_cast<std::int16_t>(i), static_cast<std::int16_t>(-i)};
       *lateBits = std::bitset<5>(i);
       *lateEnum = EShade::kBlue;
@@ -2221,6 +2230,11 @@ void WriteNested(const std::string &path)
                  vector<vector<optional<char>>>>(*file, "VariantsOfVariants", 300, 16, 2000, 404, 63);
    nested::Write<array<vector<variant<string, array<uint8_t, 2>>>, 2>, optional<array<optional<int64_t>, 3>>>(
       *file, "ArraysOfCollections", 300, 128, 3000, 505, 7);
+   // Optional records holding a variant: a batch of only empty entries has
+   // no values to take from.
+   nested::Write<unique_ptr<pair<variant<bool, int8_t, uint16_t>, vector<string>>>,
+                 optional<pair<variant<float, int32_t, int64_t>, int16_t>>, variant<optional<int32_t>, string>>(
+      *file, "OptionalRecordsOfVariants", 300, 64, 2000, 404, 695);
 }
 
 } // namespace fixtures
