@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{compare_with_golden, corpus_dir, data_dir, load_golden};
+use common::{compare_with_golden, corpus_dir, data_dir, load_golden, root_files};
 
 #[test]
 fn corpus_files_agree_with_root() {
@@ -12,14 +12,7 @@ fn corpus_files_agree_with_root() {
         eprintln!("corpus not found (set RNTUPLE_CORPUS or place it at ../shared/corpus): skipping the corpus comparison");
         return;
     };
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "root"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no .root files in {}", dir.display());
+    let files = root_files(&dir);
     let mut problems = Vec::new();
     let only = std::env::var("CORPUS_ONLY").ok();
     for path in &files {

@@ -7,7 +7,7 @@ mod common;
 
 use arrow::compute::concat_batches;
 use arrow_array::RecordBatch;
-use common::{compare_with_golden, load_golden};
+use common::{compare_with_golden, load_golden, root_files};
 use rntuple::RNTupleFile;
 
 /// The whole RNTuple read `size` entries at a time, concatenated.
@@ -30,14 +30,7 @@ fn random_ntuples_agree_with_root() {
         );
         return;
     };
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "root"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no .root files in {dir:?}");
+    let files = root_files(std::path::Path::new(&dir));
     let mut problems = Vec::new();
     for path in &files {
         let golden = path.with_extension("json");

@@ -19,6 +19,19 @@ pub fn data_dir() -> PathBuf {
 }
 
 /// The directory of real files from ROOT, if present.
+/// The `.root` files of `dir`, sorted; fails if there are none.
+pub fn root_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "root"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no .root files in {}", dir.display());
+    files
+}
+
 pub fn corpus_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("RNTUPLE_CORPUS")
         .map(PathBuf::from)
@@ -122,14 +135,11 @@ pub fn value_at(array: &dyn Array, i: usize, field: &Field) -> Value {
 /// Whether values of `field`'s RNTuple type can be null themselves: an
 /// optional, a unique_ptr or a variant.
 fn may_be_null(field: &Field) -> bool {
-    field
-        .metadata()
-        .get(rntuple::arrow::schema::metadata::TYPE)
-        .is_some_and(|t| {
-            ["std::optional<", "std::unique_ptr<", "std::variant<"]
-                .iter()
-                .any(|p| t.starts_with(p))
-        })
+    field.metadata().get(metadata::TYPE).is_some_and(|t| {
+        ["std::optional<", "std::unique_ptr<", "std::variant<"]
+            .iter()
+            .any(|p| t.starts_with(p))
+    })
 }
 
 /// Sorts the unordered containers inside `v` (as the field's RNTuple type
