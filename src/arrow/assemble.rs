@@ -606,13 +606,11 @@ impl NodeReader {
         // Entries without a valid alternative point at a null appended to
         // the child of the valueless slot.
         let slot = self.valueless_slot();
-        let null_slot = children.get(slot).map_or(0, |c| c.len()) as i32;
-        if tag.contains(&0) {
-            if let Some(child) = children.get_mut(slot) {
-                let null = new_null_array(child.data_type(), 1);
-                *child = ::arrow::compute::concat(&[child.as_ref(), null.as_ref()])?;
-            }
-        }
+        let null_slot = if tag.contains(&0) {
+            append_null(&mut children, slot, &self.path)?
+        } else {
+            0
+        };
         let mut type_ids = Vec::with_capacity(tag.len());
         let mut offsets = Vec::with_capacity(tag.len());
         for (&i, &t) in index.iter().zip(&tag) {
@@ -660,16 +658,11 @@ fn take_union(
     let Some((slot_id, _)) = fields.iter().nth(slot) else {
         return Err(type_mismatch(path));
     };
-    let null_slot = children.get(slot).map_or(0, |c| c.len());
-    if indices.iter().any(Option::is_none) {
-        if let Some(child) = children.get_mut(slot) {
-            let null = new_null_array(child.data_type(), 1);
-            *child = ::arrow::compute::concat(&[child.as_ref(), null.as_ref()])?;
-        }
-    }
-    let null_slot = i32::try_from(null_slot).map_err(|_| {
-        Error::unsupported(format!("more than 2^31 elements in one batch of {path}"))
-    })?;
+    let null_slot = if indices.iter().any(Option::is_none) {
+        append_null(&mut children, slot, path)?
+    } else {
+        0
+    };
     let type_ids = values.type_ids();
     let mut ids = Vec::with_capacity(indices.len());
     let mut slots = Vec::with_capacity(indices.len());
@@ -677,7 +670,7 @@ fn take_union(
         match index {
             Some(i) => {
                 let i = *i as usize;
-                let (Some(&id), Some(&slot)) = (type_ids.get(i), offsets.get(i)) else {
+                let (Some(&id), Some(&offset)) = (type_ids.get(i), offsets.get(i)) else {
                     return Err(Error::malformed(
                         "page",
                         0,
@@ -685,7 +678,7 @@ fn take_union(
                     ));
                 };
                 ids.push(id);
-                slots.push(slot);
+                slots.push(offset);
             }
             None => {
                 ids.push(slot_id);
@@ -699,6 +692,20 @@ fn take_union(
         Some(ScalarBuffer::from(slots)),
         children,
     )?))
+}
+
+/// Appends a null to `children[slot]` (a union's child) and returns its
+/// offset there, for the union's null entries to point at.
+fn append_null(children: &mut [ArrayRef], slot: usize, path: &str) -> Result<i32> {
+    let Some(child) = children.get_mut(slot) else {
+        return Err(type_mismatch(path));
+    };
+    let offset = i32::try_from(child.len()).map_err(|_| {
+        Error::unsupported(format!("more than 2^31 elements in one batch of {path}"))
+    })?;
+    let null = new_null_array(child.data_type(), 1);
+    *child = ::arrow::compute::concat(&[child.as_ref(), null.as_ref()])?;
+    Ok(offset)
 }
 
 /// The elements each alternative of a variant needs, from the switch
