@@ -2051,13 +2051,33 @@ inline std::size_t Len(Rng &r)
    return k < 4 ? 0 : (k < 12 ? r.Next() % 4 : r.Next() % 12);
 }
 
+/// The range of the quantised reals of the field being filled: while set,
+/// every real value falls in it (a quantised column holds no other).
+struct QuantRange {
+   bool fOn = false;
+   double fMin = 0;
+   double fMax = 0;
+};
+inline QuantRange gQuant;
+
 template <typename T>
 struct Fill {
    static void Do(T &x, Rng &r)
    {
       if constexpr (std::is_same_v<T, bool>) {
          x = r.Next() & 1;
+      } else if constexpr (std::is_enum_v<T>) {
+         // Any value of the underlying type, named by an enumerator or not.
+         x = static_cast<T>(r.Next());
       } else if constexpr (std::is_floating_point_v<T>) {
+         if (gQuant.fOn) {
+            // The range's ends, or a point between them (min and max are
+            // floats, so a float rounded from the double stays inside).
+            auto k = r.Next() % 4;
+            double u = double(r.Next() >> 11) * 0x1p-53;
+            x = T(k == 0 ? gQuant.fMin : (k == 1 ? gQuant.fMax : gQuant.fMin + u * (gQuant.fMax - gQuant.fMin)));
+            return;
+         }
          switch (r.Next() % 8) {
          case 0: x = std::numeric_limits<T>::max(); break;
          case 1: x = -std::numeric_limits<T>::denorm_min(); break;
@@ -2114,6 +2134,14 @@ struct Fill<ROOT::RVec<T>> {
 template <typename T, std::size_t N>
 struct Fill<std::array<T, N>> {
    static void Do(std::array<T, N> &x, Rng &r)
+   {
+      for (auto &e : x)
+         Fill<T>::Do(e, r);
+   }
+};
+template <typename T, std::size_t N>
+struct Fill<T[N]> {
+   static void Do(T (&x)[N], Rng &r)
    {
       for (auto &e : x)
          Fill<T>::Do(e, r);
@@ -2185,6 +2213,130 @@ struct Fill<std::variant<T...>> {
    static void Do(std::variant<T...> &x, Rng &r) { Pick<0>(x, r, r.Next() % sizeof...(T)); }
 };
 
+/// Reduced precision for the real field `f`, now and then: half precision,
+/// truncation or quantisation (into the range of `quant`, chosen here for
+/// the first quantised field under a top-level field).
+template <typename T>
+void ReducePrecision(ROOT::RRealField<T> &f, Rng &r, QuantRange &quant)
+{
+   switch (r.Next() % 6) {
+   case 0: f.SetHalfPrecision(); break;
+   case 1: f.SetTruncated(10 + r.Next() % 22); break;
+   case 2: {
+      if (!quant.fOn) {
+         static const std::pair<double, double> kRanges[] = {
+            {-1.0, 1.0}, {0.0, 1000.0}, {-1e10, 1e10}, {-3.5, 7.25}, {42.0, 42.0}};
+         auto range = kRanges[r.Next() % 5];
+         quant = {true, range.first, range.second};
+      }
+      f.SetQuantized(1 + r.Next() % 32, {T(quant.fMin), T(quant.fMax)});
+      break;
+   }
+   default: break;
+   }
+}
+
+/// Random column representations for `field` and every field below it: one
+/// that ROOT accepts for the field's type (half the time), and now and then
+/// reduced precision for reals. Field types do not list the representations
+/// they accept publicly, so candidates are tried in a random order.
+inline void Represent(ROOT::RFieldBase &field, Rng &r, QuantRange &quant)
+{
+   using T = ROOT::ENTupleColumnType;
+   using Selection = ROOT::RFieldBase::RColumnRepresentations::Selection_t;
+   if (r.Next() % 2 == 0) {
+      std::vector<Selection> candidates;
+      for (int k = int(T::kIndex64); k < int(T::kReal32Trunc); ++k)
+         candidates.push_back({{T(k)}});
+      for (auto index : {T::kIndex64, T::kIndex32, T::kSplitIndex64, T::kSplitIndex32})
+         candidates.push_back({{index, T::kChar}});
+      for (std::size_t i = candidates.size(); i > 1; --i)
+         std::swap(candidates[i - 1], candidates[r.Next() % i]);
+      for (const auto &c : candidates) {
+         try {
+            field.SetColumnRepresentatives(c);
+            break;
+         } catch (const ROOT::RException &) {
+         }
+      }
+   }
+   if (auto f = dynamic_cast<ROOT::RRealField<float> *>(&field))
+      ReducePrecision(*f, r, quant);
+   else if (auto d = dynamic_cast<ROOT::RRealField<double> *>(&field))
+      ReducePrecision(*d, r, quant);
+   for (auto *sub : field.GetMutableSubfields())
+      Represent(*sub, r, quant);
+}
+
+template <typename T>
+std::unique_ptr<ROOT::RFieldBase> RandomField(std::size_t k, Rng &r, bool represent, QuantRange &quant)
+{
+   auto field = std::make_unique<ROOT::RField<T>>("f" + std::to_string(k));
+   if (represent)
+      Represent(*field, r, quant);
+   return field;
+}
+
+template <typename... Ts, std::size_t... I>
+void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std::size_t cluster,
+                     int compression, std::uint64_t seed, std::size_t late, int at, bool commitFirst,
+                     bool represent, std::index_sequence<I...>)
+{
+   constexpr std::size_t N = sizeof...(Ts);
+   // Representations draw from their own sequence, so that the values are
+   // those of Write with the same seed.
+   Rng layout(seed ^ 0x5eedfaceull);
+   std::array<QuantRange, N> quant{};
+   std::vector<std::unique_ptr<ROOT::RFieldBase>> fields;
+   (fields.push_back(RandomField<Ts>(I, layout, represent, quant[I])), ...);
+   const std::size_t early = N - std::min(late, N);
+   auto model = RNTupleModel::Create();
+   for (std::size_t k = 0; k < early; ++k)
+      model->AddField(std::move(fields[k]));
+   RNTupleWriteOptions options;
+   options.SetCompression(compression);
+   options.SetInitialUnzippedPageSize(16);
+   options.SetMaxUnzippedPageSize(page);
+   options.SetApproxZippedClusterSize(cluster);
+   auto writer = RNTupleWriter::Append(std::move(model), name, file, options);
+   std::tuple<std::shared_ptr<Ts>...> values;
+   auto bind = [&](std::size_t upto) {
+      const auto &entry = writer->GetModel().GetDefaultEntry();
+      ((I < upto ? (void)(std::get<I>(values) = entry.GetPtr<Ts>("f" + std::to_string(I))) : (void)0), ...);
+   };
+   bind(early);
+   Rng rng(seed);
+   for (int i = 0; i < n; ++i) {
+      if (early < N && i == at) {
+         // The late fields join here: after a committed cluster, or in the
+         // middle of one (their columns then start past the cluster's first
+         // entry).
+         if (commitFirst)
+            writer->CommitCluster();
+         auto updater = writer->CreateModelUpdater();
+         updater->BeginUpdate();
+         for (std::size_t k = early; k < N; ++k)
+            updater->AddField(std::move(fields[k]));
+         updater->CommitUpdate();
+         bind(N);
+      }
+      ((std::get<I>(values) ? (void)(gQuant = quant[I], Fill<Ts>::Do(*std::get<I>(values), rng)) : (void)0), ...);
+      gQuant = {};
+      writer->Fill();
+   }
+}
+
+/// Like Write, with the last `late` fields added by a model extension before
+/// entry `at` (after committing the cluster so far if `commitFirst`), and
+/// with random column representations if `represent`.
+template <typename... Ts>
+void WriteRandom(TFile &file, const char *name, int n, std::size_t page, std::size_t cluster, int compression,
+                 std::uint64_t seed, std::size_t late, int at, bool commitFirst, bool represent)
+{
+   WriteRandomImpl<Ts...>(file, name, n, page, cluster, compression, seed, late, at, commitFirst, represent,
+                          std::index_sequence_for<Ts...>{});
+}
+
 /// Appends an RNTuple `name` of `n` entries of random values of the types
 /// `Ts` (fields f0, f1, ...) to `file`, in pages of at most `page` bytes and
 /// clusters of about `cluster` compressed bytes.
@@ -2249,6 +2401,33 @@ void WriteNested(const std::string &path)
 ROOT = None  # the ROOT module, imported by init_root()
 
 
+def load_dictionary(build_dir, stem, header, linkdef):
+    """Compiles a dictionary of the types in `header` (C++ text) selected by
+    `linkdef` with rootcling into build_dir/lib<stem>.so, loads it and
+    includes the header in the interpreter."""
+    rootsys = os.path.dirname(os.path.dirname(os.path.abspath(ROOT.__file__)))
+    rootsys = os.path.join(rootsys, "ROOT")
+    with open(os.path.join(build_dir, stem + ".hxx"), "w") as f:
+        f.write(header)
+    with open(os.path.join(build_dir, stem + "LinkDef.h"), "w") as f:
+        f.write(linkdef)
+    lib = os.path.join(build_dir, "lib%s.so" % stem)
+    subprocess.run(
+        [os.path.join(rootsys, "bin", "rootcling"), "-f", stem + "Dict.cxx", "-s", lib,
+         stem + ".hxx", stem + "LinkDef.h"],
+        cwd=build_dir, check=True)
+    subprocess.run(
+        ["c++", "-std=c++17", "-O1", "-fPIC", "-shared", "-fsigned-char", "-pthread",
+         "-I" + os.path.join(rootsys, "include"), "-I" + build_dir, stem + "Dict.cxx", "-o", lib,
+         "-L" + os.path.join(rootsys, "lib"), "-lCore", "-lRIO"],
+        cwd=build_dir, check=True)
+    ROOT.gInterpreter.AddIncludePath(build_dir)
+    if ROOT.gSystem.Load(lib) < 0:
+        sys.exit("cannot load " + lib)
+    if not ROOT.gInterpreter.Declare('#include "%s.hxx"\n' % stem):
+        sys.exit("cannot declare " + stem)
+
+
 def init_root(build_dir):
     """Imports ROOT, builds and loads the dictionary of the fixture classes, declares the C++ code."""
     global ROOT
@@ -2259,32 +2438,11 @@ def init_root(build_dir):
     ROOT.gROOT.SetBatch(True)
     ROOT.gErrorIgnoreLevel = ROOT.kWarning
 
-    rootsys = os.path.dirname(os.path.dirname(os.path.abspath(ROOT.__file__)))
-    rootsys = os.path.join(rootsys, "ROOT")
-    header = os.path.join(build_dir, "FixtureTypes.hxx")
-    linkdef = os.path.join(build_dir, "FixtureTypesLinkDef.h")
-    with open(header, "w") as f:
-        f.write(CLASSES_HXX)
-    with open(linkdef, "w") as f:
-        f.write(LINKDEF_H)
-    lib = os.path.join(build_dir, "libFixtureTypes.so")
-    subprocess.run(
-        [os.path.join(rootsys, "bin", "rootcling"), "-f", "FixtureTypesDict.cxx", "-s", lib,
-         "FixtureTypes.hxx", "FixtureTypesLinkDef.h"],
-        cwd=build_dir, check=True)
-    subprocess.run(
-        ["c++", "-std=c++17", "-O1", "-fPIC", "-shared", "-fsigned-char", "-pthread",
-         "-I" + os.path.join(rootsys, "include"), "-I" + build_dir, "FixtureTypesDict.cxx", "-o", lib,
-         "-L" + os.path.join(rootsys, "lib"), "-lCore", "-lRIO"],
-        cwd=build_dir, check=True)
-    ROOT.gInterpreter.AddIncludePath(build_dir)
     for library in ("libROOTNTuple", "libROOTNTupleUtil", "libTree"):
         if ROOT.gSystem.Load(library) < 0:
             sys.exit("cannot load " + library)
-    if ROOT.gSystem.Load(lib) < 0:
-        sys.exit("cannot load " + lib)
-    for name, code in (("fixture types", '#include "FixtureTypes.hxx"\n'), ("dumper", DUMPER_CXX),
-                       ("writers", WRITERS_CXX)):
+    load_dictionary(build_dir, "FixtureTypes", CLASSES_HXX, LINKDEF_H)
+    for name, code in (("dumper", DUMPER_CXX), ("writers", WRITERS_CXX)):
         if not ROOT.gInterpreter.Declare(code):
             sys.exit("cannot declare the %s C++ code" % name)
 

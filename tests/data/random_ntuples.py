@@ -6,8 +6,11 @@
 
 For each seed, a random schema of nested standard types (vectors, RVecs,
 arrays, optionals, unique_ptrs, variants, pairs, tuples, bitsets, strings and
-every fundamental type), random page and cluster sizes and compression, and
-random values (`fixtures::nested` of generate.py) go to DIR/rNNNN.root, and
+every fundamental type, and user classes and enums from a random set compiled
+once), random column representations (reduced precision of
+reals included), fields that join late through a model extension, random page
+and cluster sizes and compression, and random values (`fixtures::nested` of
+generate.py) go to DIR/rNNNN.root, and
 ROOT's reading of it to DIR/rNNNN.json in the golden format. The test
 compares every file of DIR with its golden and reads it in batches of several
 sizes. The files are not committed: `nested.root` holds the cases these runs
@@ -28,22 +31,29 @@ SCALARS = ["bool", "char", "std::int8_t", "std::uint8_t", "std::int16_t", "std::
            "std::string"]
 
 
-def random_type(r, depth, top=False):
-    """A random C++ type of nesting depth at most `depth`. Maps and sets are
+def random_type(r, depth, top=False, user=(), member=False):
+    """A random C++ type of nesting depth at most `depth`, its leaves
+    fundamental types, strings or the user types `user`. Maps and sets are
     left out (ROOT needs a dictionary to write them inside other types), and
-    unique_ptr is only a field's own type (containers copy their items)."""
+    unique_ptr is only a field's or member's own type (containers copy their
+    items). A class `member` holds no optional: ROOT 6.40 does not find the
+    optional field for one ("optional<...> is not supported")."""
     if depth <= 0 or r.random() < 0.35:
+        if user and r.random() < 0.3:
+            return r.choice(user)
         return r.choice(SCALARS)
-    inner = lambda: random_type(r, depth - 1)  # noqa: E731
+    inner = lambda: random_type(r, depth - 1, user=user, member=member)  # noqa: E731
     k = r.randrange(11)
     if k == 0:
         return "ROOT::RVec<%s>" % inner()
     if k == 1:
         return "std::array<%s,%d>" % (inner(), r.choice([1, 2, 3, 5]))
     if k == 2:
-        return "std::optional<%s>" % inner()
+        return ("std::vector<%s>" if member else "std::optional<%s>") % inner()
     if k == 3:
-        return ("std::unique_ptr<%s>" if top else "std::optional<%s>") % inner()
+        if top:
+            return "std::unique_ptr<%s>" % inner()
+        return ("std::vector<%s>" if member else "std::optional<%s>") % inner()
     if k == 4:
         alternatives = sorted(set(inner() for _ in range(r.randint(2, 3))))
         if all(a.startswith(("std::optional<", "std::variant<")) for a in alternatives):
@@ -60,6 +70,50 @@ def random_type(r, depth, top=False):
     return "std::vector<%s>" % inner()
 
 
+def random_classes(r, n_classes, n_enums):
+    """Random user types: enums of every underlying width, and classes whose
+    members are random types of the enums and earlier classes, some derived
+    from an earlier class, some with C arrays. Returns the header, the
+    LinkDef, the `Fill` of each class (C++ for `fixtures::nested`) and the
+    type names."""
+    header = ["#pragma once", "#include <ROOT/RVec.hxx>", "#include <array>", "#include <bitset>", "#include <cstdint>",
+              "#include <memory>", "#include <optional>", "#include <string>", "#include <tuple>",
+              "#include <utility>", "#include <variant>", "#include <vector>", ""]
+    linkdef = ["#ifdef __CLING__"]
+    fills = []
+    names = []
+    for k in range(n_enums):
+        name = "RandomEnum%d" % k
+        underlying = r.choice(["std::int8_t", "std::uint8_t", "std::int16_t", "std::uint16_t", "std::int32_t",
+                               "std::uint32_t", "std::int64_t", "std::uint64_t"])
+        header.append("enum class %s : %s { kA = 0, kB = 1, kC = 100 };" % (name, underlying))
+        linkdef.append("#pragma link C++ enum %s;" % name)
+        names.append(name)
+    classes = []
+    for k in range(n_classes):
+        name = "RandomClass%d" % k
+        base = r.choice(classes) if classes and r.random() < 0.3 else None
+        members = []
+        for m in range(r.choice([0, 1, 1, 2, 3, 4])):
+            if r.random() < 0.1:
+                members.append(("%s" % r.choice(SCALARS[1:12]), "m%d[%d]" % (m, r.choice([1, 3])), "m%d" % m))
+            else:
+                members.append((random_type(r, 2, True, names, True), "m%d" % m, "m%d" % m))
+        header.append("struct %s%s {" % (name, " : public " + base if base else ""))
+        header.extend("   %s %s{};" % (t, d) for t, d, _ in members)
+        header.append("};")
+        linkdef.append("#pragma link C++ class %s+;" % name)
+        body = ["Fill<%s>::Do(x, r);" % base] if base else []
+        body.extend("Fill<decltype(x.%s)>::Do(x.%s, r);" % (m, m) for _, _, m in members)
+        fills.append("template <>\nstruct Fill<%s> {\n   static void Do(%s &x, Rng &r)\n   {\n      %s\n   }\n};"
+                     % (name, name, "\n      ".join(body) or "(void)x, (void)r;"))
+        classes.append(name)
+        names.append(name)
+    linkdef.append("#endif")
+    code = "namespace fixtures {\nnamespace nested {\n%s\n}\n}\n" % "\n".join(fills)
+    return "\n".join(header) + "\n", "\n".join(linkdef) + "\n", code, names
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dir")
@@ -70,20 +124,34 @@ def main():
     with tempfile.TemporaryDirectory(prefix="rntuple-random-") as build_dir:
         generate.init_root(build_dir)
         root = generate.ROOT
+        # One set of user types for every seed, from its own seed.
+        header, linkdef, fills, user = random_classes(random.Random(0), 24, 4)
+        generate.load_dictionary(build_dir, "RandomTypes", header, linkdef)
+        if not root.gInterpreter.Declare(fills):
+            sys.exit("cannot declare the Fill of the random classes")
         for seed in range(first, last + 1):
             r = random.Random(seed)
-            types = [random_type(r, 3, True) for _ in range(r.randint(1, 5))]
+            types = [random_type(r, 3, True, user if r.random() < 0.4 else ())
+                     for _ in range(r.randint(1, 5))]
             n = r.choice([1, 5, 100, 1000, 3000])
             page = r.choice([16, 64, 200, 1024, 4096])
             cluster = r.choice([1000, 5000, 50000, 200000])
             compression = r.choice([0, 101, 207, 404, 505])
+            # Random column representations (and reduced precision of reals)
+            # most of the time; sometimes the last fields join late, through
+            # a model extension after a committed cluster or inside one.
+            represent = r.random() < 0.7
+            late = r.randint(1, len(types)) if r.random() < 0.4 else 0
+            at = r.randrange(n)
+            commit_first = r.random() < 0.5
             name = "r%04d" % seed
             path = os.path.join(args.dir, name + ".root")
             code = """
 void write_%s(const char *path) {
    auto file = fixtures::Recreate(path);
-   fixtures::nested::Write<%s>(*file, "T", %d, %d, %d, %d, %d);
-}""" % (name, ", ".join(types), n, page, cluster, compression, seed)
+   fixtures::nested::WriteRandom<%s>(*file, "T", %d, %d, %d, %d, %d, %d, %d, %s, %s);
+}""" % (name, ", ".join(types), n, page, cluster, compression, seed, late, at,
+        "true" if commit_first else "false", "true" if represent else "false")
             if not root.gInterpreter.Declare(code):
                 print("%s: ROOT cannot compile %s" % (name, types))
                 continue
@@ -91,8 +159,14 @@ void write_%s(const char *path) {
             golden = generate.dump(path)
             with open(os.path.join(args.dir, name + ".json"), "w", encoding="utf-8") as f:
                 f.write(generate.format_golden(golden))
-            print("%s: %d entries, pages <= %d B, clusters ~%d B, compression %d: %s"
-                  % (name, n, page, cluster, compression, "; ".join(types)), flush=True)
+            extension = ""
+            if late:
+                extension = ", last %d late at entry %d%s" % (
+                    late, at, " after a cluster" if commit_first else "")
+            print("%s: %d entries, pages <= %d B, clusters ~%d B, compression %d%s%s: %s"
+                  % (name, n, page, cluster, compression,
+                     ", random representations" if represent else "", extension,
+                     "; ".join(types)), flush=True)
 
 
 if __name__ == "__main__":
