@@ -2139,6 +2139,51 @@ struct Fill<std::array<T, N>> {
          Fill<T>::Do(e, r);
    }
 };
+/// Sets and maps: up to Len(r) random elements (keys may repeat, so sets
+/// and maps can hold fewer).
+template <typename C>
+struct FillAssociative {
+   static void Do(C &x, Rng &r)
+   {
+      x.clear();
+      for (std::size_t i = 0, n = Len(r); i < n; ++i) {
+         typename C::value_type v{};
+         if constexpr (std::is_same_v<typename C::key_type, typename C::value_type>) {
+            Fill<typename C::value_type>::Do(v, r);
+            x.insert(std::move(v));
+         } else {
+            typename C::key_type k{};
+            typename C::mapped_type m{};
+            Fill<typename C::key_type>::Do(k, r);
+            Fill<typename C::mapped_type>::Do(m, r);
+            x.emplace(std::move(k), std::move(m));
+         }
+      }
+   }
+};
+template <typename... T>
+struct Fill<std::set<T...>> : FillAssociative<std::set<T...>> {};
+template <typename... T>
+struct Fill<std::multiset<T...>> : FillAssociative<std::multiset<T...>> {};
+template <typename... T>
+struct Fill<std::unordered_set<T...>> : FillAssociative<std::unordered_set<T...>> {};
+template <typename... T>
+struct Fill<std::map<T...>> : FillAssociative<std::map<T...>> {};
+template <typename... T>
+struct Fill<std::multimap<T...>> : FillAssociative<std::multimap<T...>> {};
+template <typename... T>
+struct Fill<std::unordered_map<T...>> : FillAssociative<std::unordered_map<T...>> {};
+template <typename... T>
+struct Fill<std::unordered_multimap<T...>> : FillAssociative<std::unordered_multimap<T...>> {};
+template <typename T>
+struct Fill<std::atomic<T>> {
+   static void Do(std::atomic<T> &x, Rng &r)
+   {
+      T v{};
+      Fill<T>::Do(v, r);
+      x.store(v);
+   }
+};
 template <typename T, std::size_t N>
 struct Fill<T[N]> {
    static void Do(T (&x)[N], Rng &r)

@@ -6,8 +6,8 @@
 
 For each seed, a random schema of nested standard types (vectors, RVecs,
 arrays, optionals, unique_ptrs, variants, pairs, tuples, bitsets, strings and
-every fundamental type, and user classes and enums from a random set compiled
-once), random column representations (reduced precision of
+every fundamental type, atomics, and user classes, enums, sets and maps from a
+random set compiled once), random column representations (reduced precision of
 reals included), fields that join late through a model extension, random page
 and cluster sizes and compression, and random values (`fixtures::nested` of
 generate.py) go to DIR/rNNNN.root, and
@@ -38,6 +38,8 @@ def random_type(r, depth, top=False, user=(), member=False):
     unique_ptr is only a field's or member's own type (containers copy their
     items). A class `member` holds no optional: ROOT 6.40 does not find the
     optional field for one ("optional<...> is not supported")."""
+    if top and not member and r.random() < 0.05:
+        return "std::atomic<%s>" % r.choice(SCALARS[:-1])
     if depth <= 0 or r.random() < 0.35:
         if user and r.random() < 0.3:
             return r.choice(user)
@@ -70,15 +72,17 @@ def random_type(r, depth, top=False, user=(), member=False):
     return "std::vector<%s>" % inner()
 
 
-def random_classes(r, n_classes, n_enums):
-    """Random user types: enums of every underlying width, and classes whose
+def random_classes(r, n_classes, n_enums, n_associative):
+    """Random user types: enums of every underlying width, classes whose
     members are random types of the enums and earlier classes, some derived
-    from an earlier class, some with C arrays. Returns the header, the
+    from an earlier class, some with C arrays, and sets and maps of random
+    keys and values. Returns the header, the
     LinkDef, the `Fill` of each class (C++ for `fixtures::nested`) and the
     type names."""
     header = ["#pragma once", "#include <ROOT/RVec.hxx>", "#include <array>", "#include <bitset>", "#include <cstdint>",
-              "#include <memory>", "#include <optional>", "#include <string>", "#include <tuple>",
-              "#include <utility>", "#include <variant>", "#include <vector>", ""]
+              "#include <map>", "#include <memory>", "#include <optional>", "#include <set>", "#include <string>",
+              "#include <tuple>", "#include <unordered_map>", "#include <unordered_set>", "#include <utility>",
+              "#include <variant>", "#include <vector>", ""]
     linkdef = ["#ifdef __CLING__"]
     fills = []
     names = []
@@ -109,6 +113,18 @@ def random_classes(r, n_classes, n_enums):
                      % (name, name, "\n      ".join(body) or "(void)x, (void)r;"))
         classes.append(name)
         names.append(name)
+    # Sets and maps, with compiled collection proxies: ROOT 6.40 aborts
+    # writing some through the interpreted ones.
+    for k in range(n_associative):
+        kind = r.choice(["set", "multiset", "unordered_set", "map", "multimap", "unordered_map",
+                         "unordered_multimap"])
+        key = r.choice([t for t in SCALARS if t not in ("float", "double")])
+        if "set" in kind:
+            name = "std::%s<%s>" % (kind, key)
+        else:
+            name = "std::%s<%s,%s>" % (kind, key, random_type(r, 1, user=names, member=True))
+        linkdef.append("#pragma link C++ class %s+;" % name)
+        names.append(name)
     linkdef.append("#endif")
     code = "namespace fixtures {\nnamespace nested {\n%s\n}\n}\n" % "\n".join(fills)
     return "\n".join(header) + "\n", "\n".join(linkdef) + "\n", code, names
@@ -125,7 +141,7 @@ def main():
         generate.init_root(build_dir)
         root = generate.ROOT
         # One set of user types for every seed, from its own seed.
-        header, linkdef, fills, user = random_classes(random.Random(0), 24, 4)
+        header, linkdef, fills, user = random_classes(random.Random(0), 24, 4, 8)
         generate.load_dictionary(build_dir, "RandomTypes", header, linkdef)
         if not root.gInterpreter.Declare(fills):
             sys.exit("cannot declare the Fill of the random classes")
