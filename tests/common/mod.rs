@@ -142,13 +142,25 @@ fn may_be_null(field: &Field) -> bool {
     })
 }
 
+/// Whether `field` holds an unordered container, as its RNTuple type says:
+/// optionals and unique_ptrs of one read as the container itself.
+fn is_unordered(field: &Field) -> bool {
+    field.metadata().get(metadata::TYPE).is_some_and(|t| {
+        let mut t = t.as_str();
+        while let Some(inner) = ["std::optional<", "std::unique_ptr<"]
+            .iter()
+            .find_map(|p| t.strip_prefix(p))
+        {
+            t = inner;
+        }
+        t.starts_with("std::unordered_")
+    })
+}
+
 /// Sorts the unordered containers inside `v` (as the field's RNTuple type
 /// says), so values compare as multisets.
 pub fn normalize(v: &mut Value, field: &Field) {
-    let unordered = field
-        .metadata()
-        .get(metadata::TYPE)
-        .is_some_and(|t| t.starts_with("std::unordered_"));
+    let unordered = is_unordered(field);
     match (field.data_type(), v) {
         (DataType::List(item) | DataType::FixedSizeList(item, _), Value::Array(items)) => {
             items.iter_mut().for_each(|x| normalize(x, item));

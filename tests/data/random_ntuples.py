@@ -145,6 +145,7 @@ def main():
         generate.load_dictionary(build_dir, "RandomTypes", header, linkdef)
         if not root.gInterpreter.Declare(fills):
             sys.exit("cannot declare the Fill of the random classes")
+        counts = {"written": 0}
         for seed in range(first, last + 1):
             r = random.Random(seed)
             types = [random_type(r, 3, True, user if r.random() < 0.4 else ())
@@ -161,29 +162,59 @@ def main():
             at = r.randrange(n)
             commit_first = r.random() < 0.5
             name = "r%04d" % seed
-            path = os.path.join(args.dir, name + ".root")
+            extension = ""
+            if late:
+                extension = ", last %d late at entry %d%s" % (
+                    late, at, " after a cluster" if commit_first else "")
+            summary = "%d entries, pages <= %d B, clusters ~%d B, compression %d%s%s: %s" % (
+                n, page, cluster, compression, ", random representations" if represent else "",
+                extension, "; ".join(types))
             code = """
 void write_%s(const char *path) {
    auto file = fixtures::Recreate(path);
    fixtures::nested::WriteRandom<%s>(*file, "T", %d, %d, %d, %d, %d, %d, %d, %s, %s);
 }""" % (name, ", ".join(types), n, page, cluster, compression, seed, late, at,
         "true" if commit_first else "false", "true" if represent else "false")
-            if not root.gInterpreter.Declare(code):
-                print("%s: ROOT cannot compile %s" % (name, types))
+            # Each seed is written in a child process: ROOT fails on some
+            # (exceptions, aborts), and then only that seed is lost.
+            sys.stdout.flush()
+            pid = os.fork()
+            if pid == 0:
+                os._exit(write_seed(root, args.dir, name, code))
+            _, status = os.waitpid(pid, 0)
+            code = os.waitstatus_to_exitcode(status)
+            if code == 0:
+                print("%s: %s" % (name, summary), flush=True)
+                counts["written"] += 1
                 continue
-            getattr(root, "write_" + name)(path)
-            golden = generate.dump(path)
-            with open(os.path.join(args.dir, name + ".json"), "w", encoding="utf-8") as f:
-                f.write(generate.format_golden(golden))
-            extension = ""
-            if late:
-                extension = ", last %d late at entry %d%s" % (
-                    late, at, " after a cluster" if commit_first else "")
-            print("%s: %d entries, pages <= %d B, clusters ~%d B, compression %d%s%s: %s"
-                  % (name, n, page, cluster, compression,
-                     ", random representations" if represent else "", extension,
-                     "; ".join(types)), flush=True)
+            for ext in (".root", ".json"):
+                if os.path.exists(os.path.join(args.dir, name + ext)):
+                    os.remove(os.path.join(args.dir, name + ext))
+            reason = {2: "ROOT cannot compile it", 3: "ROOT's writer fails"}.get(code, "ROOT crashes (%d)" % code)
+            print("%s: skipped, %s: %s" % (name, reason, summary), flush=True)
+            counts[reason.split(" (")[0]] = counts.get(reason.split(" (")[0], 0) + 1
+    print("; ".join("%s %d" % kv for kv in counts.items()))
 
+
+def write_seed(root, directory, name, code):
+    """Writes one random RNTuple and its golden (in a child process);
+    returns the exit code: 0, 2 if the code does not compile, 3 if ROOT
+    throws."""
+    try:
+        if not root.gInterpreter.Declare(code):
+            return 2
+        path = os.path.join(directory, name + ".root")
+        getattr(root, "write_" + name)(path)
+        golden = generate.dump(path)
+        with open(os.path.join(directory, name + ".json"), "w", encoding="utf-8") as f:
+            f.write(generate.format_golden(golden))
+        return 0
+    except Exception as e:  # noqa: BLE001 - any failure of ROOT's loses only this seed
+        print("%s: %s" % (name, str(e).strip().splitlines()[:2]), file=sys.stderr)
+        return 3
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
 
 if __name__ == "__main__":
     main()
