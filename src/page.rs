@@ -193,6 +193,11 @@ pub struct ColumnCursor {
     /// Bytes materialised by the read in progress, against
     /// [`Limits::max_batch_bytes`].
     batch_bytes: u64,
+    /// Whether the column's elements follow the entries (its first element
+    /// is known from the entry number): without pages in the cluster, it
+    /// then reads as zeros for every entry. A column inside a collection
+    /// without pages holds no elements: its collections are all empty.
+    per_entry: bool,
 }
 
 impl ColumnCursor {
@@ -244,6 +249,7 @@ impl ColumnCursor {
             carry: None,
             read_end: u64::MAX,
             batch_bytes: 0,
+            per_entry: expected_first.is_some(),
         })
     }
 
@@ -267,7 +273,9 @@ impl ColumnCursor {
 
     fn end(&self) -> u64 {
         if self.pages.is_empty() {
-            return u64::MAX; // an absent (deferred) column: zeros throughout
+            // An absent (deferred) column: zeros for every entry; the items
+            // of collections that are all empty: none.
+            return if self.per_entry { u64::MAX } else { 0 };
         }
         self.starts.last().copied().unwrap_or(0)
     }

@@ -166,8 +166,34 @@ fn a_batch_larger_than_the_batch_limit_is_refused() {
 
 #[test]
 fn synthetic_zeros_count_against_the_batch_limit() {
-    // A column absent from a cluster reads as zeros; a collection claiming
-    // 2^40 of them must not allocate them.
+    // A column of one element per entry, absent from a cluster, reads as
+    // zeros; a claim of 2^40 of them must not allocate them.
+    let ntuple = ntuple("fundamentals.root", "Plain");
+    let id = column_of(&ntuple, "int64");
+    let column = ntuple.descriptor().column(id).unwrap();
+    let cluster = ClusterDescriptor {
+        id: 0,
+        first_entry: 0,
+        n_entries: 1,
+        columns: Vec::new(),
+    };
+    let source = ntuple.page_source();
+    let mut cursor = ColumnCursor::new(&source, column, &cluster, Some(0)).unwrap();
+    let err = cursor
+        .read_values::<i64>(0..1 << 40, &mut Vec::new())
+        .unwrap_err();
+    assert!(limit_exceeded(&err), "{err}");
+    let mut out = Vec::new();
+    cursor.read_values::<i64>(0..1000, &mut out).unwrap();
+    assert_eq!(out, vec![0; 1000]);
+}
+
+/// A column inside a collection (its first element not known from the
+/// entry number) without pages in a cluster holds no elements: corrupt
+/// offsets claiming its items fail without allocating zeros for them (the
+/// fuzzer made a 14 KB file ask for 201 MB of string bytes this way).
+#[test]
+fn a_collection_column_without_pages_holds_no_items() {
     let ntuple = ntuple("fundamentals.root", "Plain");
     let id = column_of(&ntuple, "int64");
     let column = ntuple.descriptor().column(id).unwrap();
@@ -179,13 +205,17 @@ fn synthetic_zeros_count_against_the_batch_limit() {
     };
     let source = ntuple.page_source();
     let mut cursor = ColumnCursor::new(&source, column, &cluster, None).unwrap();
-    let err = cursor
-        .read_values::<i64>(0..1 << 40, &mut Vec::new())
-        .unwrap_err();
-    assert!(limit_exceeded(&err), "{err}");
     let mut out = Vec::new();
-    cursor.read_values::<i64>(0..1000, &mut out).unwrap();
-    assert_eq!(out, vec![0; 1000]);
+    cursor.read_values::<i64>(0..0, &mut out).unwrap();
+    assert!(out.is_empty());
+    let err = cursor
+        .read_values::<i64>(0..201_604_410, &mut out)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("has 0 elements in cluster 0"),
+        "{err}"
+    );
+    assert_eq!(out.capacity(), 0, "nothing was allocated for the claim");
 }
 
 #[test]
