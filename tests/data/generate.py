@@ -2322,10 +2322,19 @@ std::unique_ptr<ROOT::RFieldBase> RandomField(std::size_t k, Rng &r, bool repres
    return field;
 }
 
+/// Storage options of WriteRandom, or-ed.
+enum EStorage : unsigned {
+   kNoChecksums = 1,
+   kNoSamePageMerging = 2,
+   kUnbuffered = 4,
+   /// A cluster, and its cluster group, end after about every 64th entry.
+   kClusterGroups = 8,
+};
+
 template <typename... Ts, std::size_t... I>
 void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std::size_t cluster,
                      int compression, std::uint64_t seed, std::size_t late, int at, bool commitFirst,
-                     bool represent, std::index_sequence<I...>)
+                     bool represent, unsigned storage, std::uint64_t maxKeySize, std::index_sequence<I...>)
 {
    constexpr std::size_t N = sizeof...(Ts);
    // Representations draw from their own sequence, so that the values are
@@ -2343,6 +2352,14 @@ void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std
    options.SetInitialUnzippedPageSize(16);
    options.SetMaxUnzippedPageSize(page);
    options.SetApproxZippedClusterSize(cluster);
+   if (storage & kNoChecksums)
+      options.SetEnablePageChecksums(false);
+   if (storage & kNoSamePageMerging)
+      options.SetEnableSamePageMerging(false);
+   if (storage & kUnbuffered)
+      options.SetUseBufferedWrite(false);
+   if (maxKeySize > 0)
+      ROOT::Internal::RNTupleWriteOptionsManip::SetMaxKeySize(options, maxKeySize);
    auto writer = RNTupleWriter::Append(std::move(model), name, file, options);
    std::tuple<std::shared_ptr<Ts>...> values;
    auto bind = [&](std::size_t upto) {
@@ -2368,18 +2385,22 @@ void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std
       ((std::get<I>(values) ? (void)(gQuant = quant[I], Fill<Ts>::Do(*std::get<I>(values), rng)) : (void)0), ...);
       gQuant = {};
       writer->Fill();
+      if ((storage & kClusterGroups) && layout.Next() % 64 == 0)
+         writer->CommitCluster(/*commitClusterGroup=*/true);
    }
 }
 
 /// Like Write, with the last `late` fields added by a model extension before
-/// entry `at` (after committing the cluster so far if `commitFirst`), and
-/// with random column representations if `represent`.
+/// entry `at` (after committing the cluster so far if `commitFirst`), with
+/// random column representations if `represent`, the storage options
+/// `storage` (EStorage) and, unless 0, keys of at most `maxKeySize` bytes.
 template <typename... Ts>
 void WriteRandom(TFile &file, const char *name, int n, std::size_t page, std::size_t cluster, int compression,
-                 std::uint64_t seed, std::size_t late, int at, bool commitFirst, bool represent)
+                 std::uint64_t seed, std::size_t late, int at, bool commitFirst, bool represent, unsigned storage,
+                 std::uint64_t maxKeySize)
 {
    WriteRandomImpl<Ts...>(file, name, n, page, cluster, compression, seed, late, at, commitFirst, represent,
-                          std::index_sequence_for<Ts...>{});
+                          storage, maxKeySize, std::index_sequence_for<Ts...>{});
 }
 
 /// Appends an RNTuple `name` of `n` entries of random values of the types

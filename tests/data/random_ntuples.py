@@ -9,7 +9,8 @@ arrays, optionals, unique_ptrs, variants, pairs, tuples, bitsets, strings and
 every fundamental type, atomics, and user classes, enums, sets and maps from a
 random set compiled once), random column representations (reduced precision of
 reals included), fields that join late through a model extension, random page
-and cluster sizes and compression, and random values (`fixtures::nested` of
+and cluster sizes, compression and storage options (page checksums, same-page
+merging, unbuffered writes, cluster groups, small keys), and random values (`fixtures::nested` of
 generate.py) go to DIR/rNNNN.root, and
 ROOT's reading of it to DIR/rNNNN.json in the golden format. The test
 compares every file of DIR with its golden and reads it in batches of several
@@ -161,20 +162,31 @@ def main():
             late = r.randint(1, len(types)) if r.random() < 0.4 else 0
             at = r.randrange(n)
             commit_first = r.random() < 0.5
+            # Storage options (EStorage of generate.py): no page checksums,
+            # no same-page merging, unbuffered writes, cluster groups; and
+            # sometimes keys so small that pages and envelopes span several
+            # (ROOT needs a blob's chunk offsets to fit its first key: keys of
+            # K bytes hold blobs of up to K*K/8 bytes).
+            storage = r.randrange(16) if r.random() < 0.5 else 0
+            max_key = r.choice([0, 0, 0, 2048, 4096, 16384])
             name = "r%04d" % seed
             extension = ""
             if late:
                 extension = ", last %d late at entry %d%s" % (
                     late, at, " after a cluster" if commit_first else "")
-            summary = "%d entries, pages <= %d B, clusters ~%d B, compression %d%s%s: %s" % (
+            options = [name for bit, name in ((1, "no checksums"), (2, "no same-page merging"),
+                                              (4, "unbuffered"), (8, "cluster groups")) if storage & bit]
+            if max_key:
+                options.append("keys <= %d B" % max_key)
+            summary = "%d entries, pages <= %d B, clusters ~%d B, compression %d%s%s%s: %s" % (
                 n, page, cluster, compression, ", random representations" if represent else "",
-                extension, "; ".join(types))
+                extension, "".join(", " + o for o in options), "; ".join(types))
             code = """
 void write_%s(const char *path) {
    auto file = fixtures::Recreate(path);
-   fixtures::nested::WriteRandom<%s>(*file, "T", %d, %d, %d, %d, %d, %d, %d, %s, %s);
+   fixtures::nested::WriteRandom<%s>(*file, "T", %d, %d, %d, %d, %d, %d, %d, %s, %s, %d, %d);
 }""" % (name, ", ".join(types), n, page, cluster, compression, seed, late, at,
-        "true" if commit_first else "false", "true" if represent else "false")
+        "true" if commit_first else "false", "true" if represent else "false", storage, max_key)
             # Each seed is written in a child process: ROOT fails on some
             # (exceptions, aborts), and then only that seed is lost.
             sys.stdout.flush()
