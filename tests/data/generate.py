@@ -2322,6 +2322,29 @@ std::unique_ptr<ROOT::RFieldBase> RandomField(std::size_t k, Rng &r, bool repres
    return field;
 }
 
+/// Projections of the top-level field `k` (of `field`) that `project` asks
+/// for, added through `model` (a model or its updater): bit k a field `pK`
+/// of the same type, bit k + 8 the cardinality `cK` of a collection. Those
+/// ROOT refuses are left out.
+template <typename Model>
+void Project(Model &model, const ROOT::RFieldBase &field, std::size_t k, unsigned project)
+{
+   const auto source = "f" + std::to_string(k);
+   if (project & (1u << k)) {
+      const auto name = "p" + std::to_string(k);
+      if (auto created = RFieldBase::Create(name, field.GetTypeName())) {
+         if (auto added = model.AddProjectedField(created.Unwrap(), PrefixMapping{name, source})) {
+         }
+      }
+   }
+   if ((project & (1u << (k + 8))) && field.GetStructure() == ROOT::ENTupleStructure::kCollection) {
+      const auto name = "c" + std::to_string(k);
+      const auto type = k % 2 ? "ROOT::RNTupleCardinality<std::uint64_t>" : "ROOT::RNTupleCardinality<std::uint32_t>";
+      if (auto added = model.AddProjectedField(RFieldBase::Create(name, type).Unwrap(), PrefixMapping{name, source})) {
+      }
+   }
+}
+
 /// Storage options of WriteRandom, or-ed.
 enum EStorage : unsigned {
    kNoChecksums = 1,
@@ -2334,7 +2357,8 @@ enum EStorage : unsigned {
 template <typename... Ts, std::size_t... I>
 void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std::size_t cluster,
                      int compression, std::uint64_t seed, std::size_t late, int at, bool commitFirst,
-                     bool represent, unsigned storage, std::uint64_t maxKeySize, std::index_sequence<I...>)
+                     bool represent, unsigned storage, std::uint64_t maxKeySize, unsigned project,
+                     std::index_sequence<I...>)
 {
    constexpr std::size_t N = sizeof...(Ts);
    // Representations draw from their own sequence, so that the values are
@@ -2345,8 +2369,11 @@ void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std
    (fields.push_back(RandomField<Ts>(I, layout, represent, quant[I])), ...);
    const std::size_t early = N - std::min(late, N);
    auto model = RNTupleModel::Create();
-   for (std::size_t k = 0; k < early; ++k)
+   for (std::size_t k = 0; k < early; ++k) {
+      const auto &field = *fields[k];
       model->AddField(std::move(fields[k]));
+      Project(*model, field, k, project);
+   }
    RNTupleWriteOptions options;
    options.SetCompression(compression);
    options.SetInitialUnzippedPageSize(16);
@@ -2377,8 +2404,11 @@ void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std
             writer->CommitCluster();
          auto updater = writer->CreateModelUpdater();
          updater->BeginUpdate();
-         for (std::size_t k = early; k < N; ++k)
+         for (std::size_t k = early; k < N; ++k) {
+            const auto &field = *fields[k];
             updater->AddField(std::move(fields[k]));
+            Project(*updater, field, k, project);
+         }
          updater->CommitUpdate();
          bind(N);
       }
@@ -2393,14 +2423,15 @@ void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std
 /// Like Write, with the last `late` fields added by a model extension before
 /// entry `at` (after committing the cluster so far if `commitFirst`), with
 /// random column representations if `represent`, the storage options
-/// `storage` (EStorage) and, unless 0, keys of at most `maxKeySize` bytes.
+/// `storage` (EStorage), unless 0 keys of at most `maxKeySize` bytes, and
+/// the projections `project` (see Project).
 template <typename... Ts>
 void WriteRandom(TFile &file, const char *name, int n, std::size_t page, std::size_t cluster, int compression,
                  std::uint64_t seed, std::size_t late, int at, bool commitFirst, bool represent, unsigned storage,
-                 std::uint64_t maxKeySize)
+                 std::uint64_t maxKeySize, unsigned project)
 {
    WriteRandomImpl<Ts...>(file, name, n, page, cluster, compression, seed, late, at, commitFirst, represent,
-                          storage, maxKeySize, std::index_sequence_for<Ts...>{});
+                          storage, maxKeySize, project, std::index_sequence_for<Ts...>{});
 }
 
 /// Appends an RNTuple `name` of `n` entries of random values of the types

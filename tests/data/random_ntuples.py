@@ -10,7 +10,8 @@ every fundamental type, atomics, and user classes, enums, sets and maps from a
 random set compiled once), random column representations (reduced precision of
 reals included), fields that join late through a model extension, random page
 and cluster sizes, compression and storage options (page checksums, same-page
-merging, unbuffered writes, cluster groups, small keys), and random values (`fixtures::nested` of
+merging, unbuffered writes, cluster groups, small keys), projected fields
+(aliases and cardinalities), and random values (`fixtures::nested` of
 generate.py) go to DIR/rNNNN.root, and
 ROOT's reading of it to DIR/rNNNN.json in the golden format. The test
 compares every file of DIR with its golden and reads it in batches of several
@@ -169,6 +170,12 @@ def main():
             # K bytes hold blobs of up to K*K/8 bytes).
             storage = r.randrange(16) if r.random() < 0.5 else 0
             max_key = r.choice([0, 0, 0, 2048, 4096, 16384])
+            # Projected fields: a field's alias (bit k) and a collection's
+            # cardinality (bit k + 8), for some fields.
+            project = 0
+            if r.random() < 0.3:
+                for k in range(len(types)):
+                    project |= (r.random() < 0.5) << k | (r.random() < 0.5) << (k + 8)
             name = "r%04d" % seed
             extension = ""
             if late:
@@ -178,15 +185,18 @@ def main():
                                               (4, "unbuffered"), (8, "cluster groups")) if storage & bit]
             if max_key:
                 options.append("keys <= %d B" % max_key)
+            if project:
+                options.append("projections %#x" % project)
             summary = "%d entries, pages <= %d B, clusters ~%d B, compression %d%s%s%s: %s" % (
                 n, page, cluster, compression, ", random representations" if represent else "",
                 extension, "".join(", " + o for o in options), "; ".join(types))
             code = """
 void write_%s(const char *path) {
    auto file = fixtures::Recreate(path);
-   fixtures::nested::WriteRandom<%s>(*file, "T", %d, %d, %d, %d, %d, %d, %d, %s, %s, %d, %d);
+   fixtures::nested::WriteRandom<%s>(*file, "T", %d, %d, %d, %d, %d, %d, %d, %s, %s, %d, %d, %d);
 }""" % (name, ", ".join(types), n, page, cluster, compression, seed, late, at,
-        "true" if commit_first else "false", "true" if represent else "false", storage, max_key)
+        "true" if commit_first else "false", "true" if represent else "false", storage, max_key,
+        project)
             # Each seed is written in a child process: ROOT fails on some
             # (exceptions, aborts), and then only that seed is lost.
             sys.stdout.flush()
