@@ -205,7 +205,8 @@ impl ColumnCursor {
     /// index at which the column starts in this cluster when that is known
     /// from the entry number (columns outside collections); elements before
     /// the first page are then synthetic zeros (deferred columns). A column
-    /// absent from the cluster reads as zeros.
+    /// absent from the cluster reads as zeros then, and otherwise (inside a
+    /// collection) holds no elements.
     pub fn new(
         source: &PageSource,
         column: &ColumnDescriptor,

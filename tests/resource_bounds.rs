@@ -164,10 +164,9 @@ fn a_batch_larger_than_the_batch_limit_is_refused() {
     assert!(limit_exceeded(&err), "{err}");
 }
 
-#[test]
-fn synthetic_zeros_count_against_the_batch_limit() {
-    // A column of one element per entry, absent from a cluster, reads as
-    // zeros; a claim of 2^40 of them must not allocate them.
+/// A cursor over a column of `Plain` in a cluster without any of its pages;
+/// `expected_first` as [`ColumnCursor::new`] takes it.
+fn cursor_without_pages(expected_first: Option<u64>) -> ColumnCursor {
     let ntuple = ntuple("fundamentals.root", "Plain");
     let id = column_of(&ntuple, "int64");
     let column = ntuple.descriptor().column(id).unwrap();
@@ -177,8 +176,14 @@ fn synthetic_zeros_count_against_the_batch_limit() {
         n_entries: 1,
         columns: Vec::new(),
     };
-    let source = ntuple.page_source();
-    let mut cursor = ColumnCursor::new(&source, column, &cluster, Some(0)).unwrap();
+    ColumnCursor::new(&ntuple.page_source(), column, &cluster, expected_first).unwrap()
+}
+
+#[test]
+fn synthetic_zeros_count_against_the_batch_limit() {
+    // A column of one element per entry, absent from a cluster, reads as
+    // zeros; a claim of 2^40 of them must not allocate them.
+    let mut cursor = cursor_without_pages(Some(0));
     let err = cursor
         .read_values::<i64>(0..1 << 40, &mut Vec::new())
         .unwrap_err();
@@ -194,17 +199,7 @@ fn synthetic_zeros_count_against_the_batch_limit() {
 /// fuzzer made a 14 KB file ask for 201 MB of string bytes this way).
 #[test]
 fn a_collection_column_without_pages_holds_no_items() {
-    let ntuple = ntuple("fundamentals.root", "Plain");
-    let id = column_of(&ntuple, "int64");
-    let column = ntuple.descriptor().column(id).unwrap();
-    let cluster = ClusterDescriptor {
-        id: 0,
-        first_entry: 0,
-        n_entries: 1,
-        columns: Vec::new(),
-    };
-    let source = ntuple.page_source();
-    let mut cursor = ColumnCursor::new(&source, column, &cluster, None).unwrap();
+    let mut cursor = cursor_without_pages(None);
     let mut out = Vec::new();
     cursor.read_values::<i64>(0..0, &mut out).unwrap();
     assert!(out.is_empty());
