@@ -381,3 +381,56 @@ fn a_schema_cache_opens_every_fixture_as_without_it() {
         distinct.len()
     );
 }
+
+/// In `f0._0._1` over `vector<optional<tuple<pair<int16, float>>>>`, `_0`
+/// could name the vector's item or the tuple's member; only the member
+/// leads on to a `_1`, so the path names the pair's floats. (`rntuple
+/// index` once asked for such a path and failed: "no field".)
+#[test]
+fn a_path_through_a_tuple_in_a_collection_finds_the_member() {
+    use arrow::array::{Array, AsArray};
+    use arrow::compute::concat_batches;
+    use arrow::datatypes::{DataType, Float32Type};
+
+    let file = rntuple::RNTupleFile::open(data_dir().join("nested.root")).unwrap();
+    let read = |path: &str| {
+        let builder = file
+            .reader_builder(Some("TuplesInCollections"))
+            .unwrap()
+            .with_projection([path])
+            .unwrap();
+        let schema = builder.schema().clone();
+        concat_batches(
+            &schema,
+            &builder.build().unwrap().collect_batches().unwrap(),
+        )
+        .unwrap()
+    };
+    let whole = read("f0");
+    let part = read("f0._0._1");
+    let DataType::List(item) = part.schema().field(0).data_type().clone() else {
+        panic!("not a list: {}", part.schema());
+    };
+    let DataType::Struct(members) = item.data_type() else {
+        panic!("items are not tuples: {item}");
+    };
+    assert_eq!(members.len(), 1, "{members:?}");
+    assert_eq!(members[0].name(), "_0");
+
+    // The floats, item by item, from the projection and from the whole field.
+    let floats = |batch: &arrow::record_batch::RecordBatch| {
+        let items = batch.column(0).as_list::<i32>().values().clone();
+        let pair = items.as_struct().column_by_name("_0").unwrap().clone();
+        let values = pair.as_struct().column_by_name("_1").unwrap().clone();
+        let nulls = items.logical_nulls();
+        (0..items.len())
+            .map(|i| {
+                let valid = nulls.as_ref().is_none_or(|n| n.is_valid(i));
+                valid.then(|| values.as_primitive::<Float32Type>().value(i).to_bits())
+            })
+            .collect::<Vec<_>>()
+    };
+    let expected = floats(&whole);
+    assert!(expected.iter().flatten().count() > 100, "too few values");
+    assert_eq!(floats(&part), expected);
+}

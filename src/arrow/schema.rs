@@ -638,7 +638,9 @@ impl<'a> TopLevel<'a> {
 }
 
 /// The node restricted to the subfield at `path` (names below it; `_0` of
-/// collections may be left out: `Jet.pt` means `Jet._0.pt`).
+/// collections may be left out: `Jet.pt` means `Jet._0.pt`). A `_0` that
+/// could name a collection's item or the first member of a tuple below it
+/// names the item unless the rest of the path then leads nowhere.
 fn prune(node: &FieldNode, path: &[&str]) -> Option<FieldNode> {
     let Some((&name, rest)) = path.split_first() else {
         return Some(node.clone());
@@ -664,7 +666,7 @@ fn prune(node: &FieldNode, path: &[&str]) -> Option<FieldNode> {
         | NodeKind::Nullable(child)
         | NodeKind::Wrapper(child) => {
             let inner = if name == "_0" {
-                prune(child, rest)?
+                prune(child, rest).or_else(|| prune(child, path))?
             } else {
                 prune(child, path)?
             };

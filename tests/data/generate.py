@@ -2484,6 +2484,10 @@ void WriteNested(const std::string &path)
    nested::Write<unique_ptr<pair<variant<bool, int8_t, uint16_t>, vector<string>>>,
                  optional<pair<variant<float, int32_t, int64_t>, int16_t>>, variant<optional<int32_t>, string>>(
       *file, "OptionalRecordsOfVariants", 300, 64, 2000, 404, 695);
+   // Tuples inside collections: in the path f0._0._1, `_0` names the
+   // tuple's only member, not the collection's item.
+   nested::Write<vector<optional<tuple<pair<int16_t, float>>>>, string>(*file, "TuplesInCollections", 200, 64, 2000,
+                                                                        505, 11);
 }
 
 } // namespace fixtures
