@@ -41,7 +41,7 @@ use arrow_array::{
     make_array, Array, ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader, StructArray,
 };
 use arrow_buffer::NullBuffer;
-use arrow_schema::{ArrowError, DataType, Field, FieldRef, Schema, SchemaRef};
+use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -165,7 +165,8 @@ pub struct UnwritableColumn {
 
 /// The columns of `schema` that `format` cannot hold: for CSV every nested
 /// column (with `flatten`, the non-struct ones under the flattened
-/// structs); for Parquet and JSON lines the unions.
+/// structs); for Parquet the unions and the empty structs (classes without
+/// members); for JSON lines the unions.
 pub fn unwritable_columns(
     schema: &Schema,
     format: ExportFormat,
@@ -175,13 +176,28 @@ pub fn unwritable_columns(
     for field in schema.fields() {
         match format {
             ExportFormat::Csv => collect_nested(field, field.name(), flatten, &mut out),
-            ExportFormat::Parquet | ExportFormat::JsonLines => {
-                collect_unions(field, field.name(), &mut out)
-            }
+            ExportFormat::Parquet => collect_unions(field, field.name(), true, &mut out),
+            ExportFormat::JsonLines => collect_unions(field, field.name(), false, &mut out),
             ExportFormat::ArrowFile | ExportFormat::ArrowStream => {}
         }
     }
     out
+}
+
+/// What the columns `bad` are that a format other than CSV cannot hold, for
+/// messages: "union (std::variant)", "empty struct" or both.
+pub fn unwritable_kinds(bad: &[UnwritableColumn]) -> &'static str {
+    let unions = bad
+        .iter()
+        .any(|c| matches!(c.data_type, DataType::Union(..)));
+    let empty = bad
+        .iter()
+        .any(|c| matches!(&c.data_type, DataType::Struct(f) if f.is_empty()));
+    match (unions, empty) {
+        (true, true) => "union (std::variant) and empty struct",
+        (false, true) => "empty struct (a class without members)",
+        _ => "union (std::variant)",
+    }
 }
 
 fn collect_nested(field: &Field, path: &str, flatten: bool, out: &mut Vec<UnwritableColumn>) {
@@ -199,21 +215,30 @@ fn collect_nested(field: &Field, path: &str, flatten: bool, out: &mut Vec<Unwrit
     }
 }
 
-fn collect_unions(field: &Field, path: &str, out: &mut Vec<UnwritableColumn>) {
+/// Collects the unions under `field`, and with `empty_structs` the structs
+/// without members.
+fn collect_unions(field: &Field, path: &str, empty_structs: bool, out: &mut Vec<UnwritableColumn>) {
     match field.data_type() {
         DataType::Union(..) => out.push(UnwritableColumn {
             path: path.to_string(),
             data_type: field.data_type().clone(),
         }),
+        DataType::Struct(children) if children.is_empty() && empty_structs => {
+            out.push(UnwritableColumn {
+                path: path.to_string(),
+                data_type: field.data_type().clone(),
+            })
+        }
         DataType::Struct(children) => {
             for child in children {
-                collect_unions(child, &format!("{path}.{}", child.name()), out);
+                let path = format!("{path}.{}", child.name());
+                collect_unions(child, &path, empty_structs, out);
             }
         }
         DataType::List(child)
         | DataType::LargeList(child)
         | DataType::FixedSizeList(child, _)
-        | DataType::Map(child, _) => collect_unions(child, path, out),
+        | DataType::Map(child, _) => collect_unions(child, path, empty_structs, out),
         _ => {}
     }
 }
@@ -226,6 +251,7 @@ fn kind(dt: &DataType) -> &'static str {
         | DataType::ListView(_)
         | DataType::LargeListView(_) => "list",
         DataType::FixedSizeList(..) => "fixed-size list",
+        DataType::Struct(fields) if fields.is_empty() => "empty struct",
         DataType::Struct(_) => "struct",
         DataType::Map(..) => "map",
         DataType::Union(..) => "union",
@@ -270,16 +296,97 @@ fn refusal(schema: &Schema, format: ExportFormat, flatten: bool) -> Option<Error
             format!("CSV cannot hold nested columns: {}{hint}", names.join(", "))
         }
         _ => format!(
-            "{} cannot hold union (std::variant) columns: {}; leave them out or choose arrow",
+            "{} cannot hold {} columns: {}; leave them out or choose arrow",
             if format == ExportFormat::Parquet {
                 "Parquet"
             } else {
                 "JSON"
             },
+            unwritable_kinds(&bad),
             names.join(", ")
         ),
     };
     Some(Error::InvalidArgument(message))
+}
+
+/// The schema that JSON lines write for `schema`, when it differs: JSON
+/// objects have only string keys, so the keys of maps (`std::map<int, T>`)
+/// that are numbers or booleans are written as their text. `None` when no
+/// map needs it.
+fn text_keys_schema(schema: &Schema) -> Option<SchemaRef> {
+    let mut changed = false;
+    let fields: Vec<FieldRef> = schema
+        .fields()
+        .iter()
+        .map(|f| match text_keys_type(f.data_type()) {
+            Some(dt) => {
+                changed = true;
+                Arc::new(f.as_ref().clone().with_data_type(dt))
+            }
+            None => Arc::clone(f),
+        })
+        .collect();
+    changed.then(|| Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
+}
+
+/// `dt` with the scalar keys of its maps as strings, or `None` if unchanged.
+fn text_keys_type(dt: &DataType) -> Option<DataType> {
+    let field = |f: &FieldRef| {
+        text_keys_type(f.data_type()).map(|dt| Arc::new(f.as_ref().clone().with_data_type(dt)))
+    };
+    match dt {
+        DataType::List(item) => field(item).map(DataType::List),
+        DataType::LargeList(item) => field(item).map(DataType::LargeList),
+        DataType::FixedSizeList(item, n) => field(item).map(|f| DataType::FixedSizeList(f, *n)),
+        DataType::Struct(members) => {
+            let changed: Vec<Option<FieldRef>> = members.iter().map(field).collect();
+            changed.iter().any(Option::is_some).then(|| {
+                DataType::Struct(
+                    members
+                        .iter()
+                        .zip(changed)
+                        .map(|(m, c)| c.unwrap_or_else(|| Arc::clone(m)))
+                        .collect(),
+                )
+            })
+        }
+        DataType::Map(entries, sorted) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return None;
+            };
+            let [key, value] = kv.iter().collect::<Vec<_>>()[..] else {
+                return None;
+            };
+            let text_key = (key.data_type().is_primitive()
+                || *key.data_type() == DataType::Boolean)
+                .then(|| Arc::new(key.as_ref().clone().with_data_type(DataType::Utf8)));
+            let value_changed = field(value);
+            if text_key.is_none() && value_changed.is_none() {
+                return None;
+            }
+            let kv = Fields::from(vec![
+                text_key.unwrap_or_else(|| Arc::clone(key)),
+                value_changed.unwrap_or_else(|| Arc::clone(value)),
+            ]);
+            let entries = entries
+                .as_ref()
+                .clone()
+                .with_data_type(DataType::Struct(kv));
+            Some(DataType::Map(Arc::new(entries), *sorted))
+        }
+        _ => None,
+    }
+}
+
+/// `batch` with its columns cast to the types of `schema`.
+fn cast_batch(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, f)| arrow::compute::cast(c, f.data_type()))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(RecordBatch::try_new(Arc::clone(schema), columns)?)
 }
 
 /// The schema with struct columns replaced by their members, named
@@ -406,6 +513,8 @@ pub struct BatchWriter<W: Write + Send> {
     sink: Sink<W>,
     /// The schema written, when the input is flattened.
     flattened: Option<SchemaRef>,
+    /// The schema written as JSON, when some map keys are not strings.
+    json_keys: Option<SchemaRef>,
     stats: ExportStats,
 }
 
@@ -432,6 +541,9 @@ impl<W: Write + Send> BatchWriter<W> {
             return Err(e);
         }
         let flattened = flatten.then(|| flatten_schema(schema));
+        let json_keys = (format == ExportFormat::JsonLines)
+            .then(|| text_keys_schema(schema))
+            .flatten();
         let sink = match format {
             ExportFormat::ArrowFile => Sink::ArrowFile(FileWriter::try_new(writer, schema)?),
             ExportFormat::ArrowStream => Sink::ArrowStream(StreamWriter::try_new(writer, schema)?),
@@ -460,19 +572,24 @@ impl<W: Write + Send> BatchWriter<W> {
         Ok(Self {
             sink,
             flattened,
+            json_keys,
             stats: ExportStats::default(),
         })
     }
 
     /// Writes one batch.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        let flat;
-        let batch = match &self.flattened {
-            Some(schema) => {
-                flat = flatten_batch(batch, schema)?;
-                &flat
+        let converted;
+        let batch = match (&self.flattened, &self.json_keys) {
+            (Some(schema), _) => {
+                converted = flatten_batch(batch, schema)?;
+                &converted
             }
-            None => batch,
+            (None, Some(schema)) => {
+                converted = cast_batch(batch, schema)?;
+                &converted
+            }
+            (None, None) => batch,
         };
         match &mut self.sink {
             Sink::ArrowFile(w) => w.write(batch)?,
@@ -664,6 +781,86 @@ mod tests {
         w.write(&batch).unwrap();
         let text = String::from_utf8(w.finish().unwrap()).unwrap();
         assert_eq!(text, "x,jet.pt,jet.eta\n1,1.5,7\n2,2.5,\n3,,\n");
+    }
+
+    /// A list of maps from `uint8` keys to floats: `[{1: 0.5, 200: -1}, null]`.
+    fn maps_of_number_keys() -> RecordBatch {
+        use arrow_array::{MapArray, UInt8Array};
+        let keys = Arc::new(UInt8Array::from(vec![1, 200])) as ArrayRef;
+        let values = Arc::new(Float32Array::from(vec![0.5, -1.0])) as ArrayRef;
+        let entries = StructArray::try_new(
+            vec![
+                Field::new("key", DataType::UInt8, false),
+                Field::new("value", DataType::Float32, true),
+            ]
+            .into(),
+            vec![keys, values],
+            None,
+        )
+        .unwrap();
+        let entries_field = Arc::new(Field::new("entries", entries.data_type().clone(), false));
+        let map = MapArray::try_new(
+            entries_field,
+            arrow_buffer::OffsetBuffer::new(vec![0, 2].into()),
+            entries,
+            None,
+            false,
+        )
+        .unwrap();
+        let item = Arc::new(Field::new("item", map.data_type().clone(), true));
+        let list = ListArray::try_new(
+            item,
+            arrow_buffer::OffsetBuffer::new(vec![0, 1, 1].into()),
+            Arc::new(map),
+            Some(NullBuffer::new(BooleanBuffer::from(vec![true, false]))),
+        )
+        .unwrap();
+        RecordBatch::try_from_iter([("m", Arc::new(list) as ArrayRef)]).unwrap()
+    }
+
+    #[test]
+    fn json_writes_number_keys_of_maps_as_text() {
+        let batch = maps_of_number_keys();
+        let mut w = BatchWriter::try_new(
+            Vec::new(),
+            &batch.schema(),
+            ExportFormat::JsonLines,
+            &ExportOptions::default(),
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        let text = String::from_utf8(w.finish().unwrap()).unwrap();
+        assert_eq!(text, "{\"m\":[{\"1\":0.5,\"200\":-1.0}]}\n{\"m\":null}\n");
+    }
+
+    #[test]
+    fn parquet_refuses_empty_structs() {
+        let empty = StructArray::new_empty_fields(2, None);
+        let batch = RecordBatch::try_from_iter([("c", Arc::new(empty) as ArrayRef)]).unwrap();
+        let err = BatchWriter::try_new(
+            Vec::new(),
+            &batch.schema(),
+            ExportFormat::Parquet,
+            &ExportOptions::default(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidArgument(ref m)
+                if m.contains("empty struct (a class without members) columns: c (empty struct)")),
+            "{err}"
+        );
+        // JSON and Arrow hold them.
+        for format in [ExportFormat::JsonLines, ExportFormat::ArrowFile] {
+            let mut w = BatchWriter::try_new(
+                Vec::new(),
+                &batch.schema(),
+                format,
+                &ExportOptions::default(),
+            )
+            .unwrap();
+            w.write(&batch).unwrap();
+            w.finish().unwrap();
+        }
     }
 
     #[test]

@@ -8,7 +8,9 @@ use arrow::util::display::FormatOptions;
 use arrow::util::pretty::pretty_format_batches_with_options;
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Schema};
-use rntuple::export::{unwritable_columns, BatchWriter, ExportFormat, ExportOptions};
+use rntuple::export::{
+    unwritable_columns, unwritable_kinds, BatchWriter, ExportFormat, ExportOptions,
+};
 use rntuple::RNTupleRecordBatchReader;
 
 use crate::inspect::open;
@@ -78,7 +80,8 @@ fn check_columns(schema: &Schema, format: ExportFormat, flatten: bool) -> CliRes
             "CSV cannot hold nested columns: {names}; leave them out with --columns, or use --format jsonl (export: also arrow or parquet)"
         ),
         _ => format!(
-            "{format} cannot hold union (std::variant) columns: {names}; leave them out with --columns, or use --format arrow"
+            "{format} cannot hold {} columns: {names}; leave them out with --columns, or use --format arrow",
+            unwritable_kinds(&bad)
         ),
     }))
 }
