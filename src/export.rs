@@ -176,8 +176,8 @@ pub fn unwritable_columns(
     for field in schema.fields() {
         match format {
             ExportFormat::Csv => collect_nested(field, field.name(), flatten, &mut out),
-            ExportFormat::Parquet => collect_unions(field, field.name(), true, &mut out),
-            ExportFormat::JsonLines => collect_unions(field, field.name(), false, &mut out),
+            ExportFormat::Parquet => collect_unwritable(field, field.name(), true, &mut out),
+            ExportFormat::JsonLines => collect_unwritable(field, field.name(), false, &mut out),
             ExportFormat::ArrowFile | ExportFormat::ArrowStream => {}
         }
     }
@@ -217,7 +217,12 @@ fn collect_nested(field: &Field, path: &str, flatten: bool, out: &mut Vec<Unwrit
 
 /// Collects the unions under `field`, and with `empty_structs` the structs
 /// without members.
-fn collect_unions(field: &Field, path: &str, empty_structs: bool, out: &mut Vec<UnwritableColumn>) {
+fn collect_unwritable(
+    field: &Field,
+    path: &str,
+    empty_structs: bool,
+    out: &mut Vec<UnwritableColumn>,
+) {
     match field.data_type() {
         DataType::Union(..) => out.push(UnwritableColumn {
             path: path.to_string(),
@@ -232,13 +237,13 @@ fn collect_unions(field: &Field, path: &str, empty_structs: bool, out: &mut Vec<
         DataType::Struct(children) => {
             for child in children {
                 let path = format!("{path}.{}", child.name());
-                collect_unions(child, &path, empty_structs, out);
+                collect_unwritable(child, &path, empty_structs, out);
             }
         }
         DataType::List(child)
         | DataType::LargeList(child)
         | DataType::FixedSizeList(child, _)
-        | DataType::Map(child, _) => collect_unions(child, path, empty_structs, out),
+        | DataType::Map(child, _) => collect_unwritable(child, path, empty_structs, out),
         _ => {}
     }
 }
