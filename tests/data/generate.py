@@ -845,6 +845,7 @@ WRITERS_CXX = r'''
 #include <ROOT/RNTupleImporter.hxx>
 #include <ROOT/RNTupleModel.hxx>
 #include <ROOT/RNTupleWriteOptions.hxx>
+#include <ROOT/RNTupleParallelWriter.hxx>
 #include <ROOT/RNTupleWriter.hxx>
 #include <ROOT/RVec.hxx>
 #include <TDirectory.h>
@@ -879,6 +880,7 @@ using ROOT::ENTupleColumnType;
 using ROOT::RFieldBase;
 using ROOT::RNTupleModel;
 using ROOT::RNTupleWriteOptions;
+using ROOT::RNTupleParallelWriter;
 using ROOT::RNTupleWriter;
 
 template <typename T>
@@ -2352,7 +2354,41 @@ enum EStorage : unsigned {
    kUnbuffered = 4,
    /// A cluster, and its cluster group, end after about every 64th entry.
    kClusterGroups = 8,
+   /// Written by a parallel writer through three fill contexts, each entry
+   /// through a random one, so that their clusters interleave (no late
+   /// fields: the parallel writer cannot extend its model).
+   kParallel = 16,
 };
+
+/// Fills `n` entries of random values into three fill contexts of a
+/// parallel writer, each entry into a random context, which now and then
+/// flushes its cluster.
+template <typename... Ts, std::size_t... I>
+void FillInParallel(RNTupleParallelWriter &writer, int n, Rng &rng, Rng &layout,
+                    const std::array<QuantRange, sizeof...(Ts)> &quant, std::index_sequence<I...>)
+{
+   struct Context {
+      std::shared_ptr<ROOT::RNTupleFillContext> fContext;
+      std::unique_ptr<ROOT::REntry> fEntry;
+      std::tuple<std::shared_ptr<Ts>...> fValues;
+   };
+   std::vector<Context> contexts(3);
+   for (auto &c : contexts) {
+      c.fContext = writer.CreateFillContext();
+      c.fEntry = c.fContext->CreateEntry();
+      ((std::get<I>(c.fValues) = c.fEntry->template GetPtr<Ts>("f" + std::to_string(I))), ...);
+   }
+   for (int i = 0; i < n; ++i) {
+      auto &c = contexts[layout.Next() % contexts.size()];
+      ((gQuant = quant[I], Fill<Ts>::Do(*std::get<I>(c.fValues), rng)), ...);
+      gQuant = {};
+      c.fContext->Fill(*c.fEntry);
+      if (layout.Next() % 32 == 0)
+         c.fContext->FlushCluster();
+   }
+   for (auto &c : contexts)
+      c.fContext->FlushCluster();
+}
 
 template <typename... Ts, std::size_t... I>
 void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std::size_t cluster,
@@ -2387,6 +2423,12 @@ void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std
       options.SetUseBufferedWrite(false);
    if (maxKeySize > 0)
       ROOT::Internal::RNTupleWriteOptionsManip::SetMaxKeySize(options, maxKeySize);
+   Rng rng(seed);
+   if (storage & kParallel) {
+      auto writer = RNTupleParallelWriter::Append(std::move(model), name, file, options);
+      FillInParallel<Ts...>(*writer, n, rng, layout, quant, std::index_sequence<I...>{});
+      return;
+   }
    auto writer = RNTupleWriter::Append(std::move(model), name, file, options);
    std::tuple<std::shared_ptr<Ts>...> values;
    auto bind = [&](std::size_t upto) {
@@ -2394,7 +2436,6 @@ void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std
       ((I < upto ? (void)(std::get<I>(values) = entry.GetPtr<Ts>("f" + std::to_string(I))) : (void)0), ...);
    };
    bind(early);
-   Rng rng(seed);
    for (int i = 0; i < n; ++i) {
       if (early < N && i == at) {
          // The late fields join here: after a committed cluster, or in the

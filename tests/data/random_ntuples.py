@@ -10,7 +10,8 @@ every fundamental type, atomics, and user classes, enums, sets and maps from a
 random set compiled once), random column representations (reduced precision of
 reals included), fields that join late through a model extension, random page
 and cluster sizes, compression and storage options (page checksums, same-page
-merging, unbuffered writes, cluster groups, small keys), projected fields
+merging, unbuffered writes, cluster groups, small keys, a parallel writer),
+projected fields
 (aliases and cardinalities), and random values (`fixtures::nested` of
 generate.py) go to DIR/rNNNN.root, and
 ROOT's reading of it to DIR/rNNNN.json in the golden format. The test
@@ -169,6 +170,12 @@ def main():
             # (ROOT needs a blob's chunk offsets to fit its first key: keys of
             # K bytes hold blobs of up to K*K/8 bytes).
             storage = r.randrange(16) if r.random() < 0.5 else 0
+            if r.random() < 0.15:
+                # A parallel writer: clusters of three fill contexts
+                # interleave; it writes buffered, extends no model and ends
+                # no cluster group.
+                storage = (storage & ~(4 | 8)) | 16
+                late = 0
             max_key = r.choice([0, 0, 0, 2048, 4096, 16384])
             # Projected fields: a field's alias (bit k) and a collection's
             # cardinality (bit k + 8), for some fields.
@@ -182,7 +189,8 @@ def main():
                 extension = ", last %d late at entry %d%s" % (
                     late, at, " after a cluster" if commit_first else "")
             options = [name for bit, name in ((1, "no checksums"), (2, "no same-page merging"),
-                                              (4, "unbuffered"), (8, "cluster groups")) if storage & bit]
+                                              (4, "unbuffered"), (8, "cluster groups"),
+                                              (16, "parallel writer")) if storage & bit]
             if max_key:
                 options.append("keys <= %d B" % max_key)
             if project:
