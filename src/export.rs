@@ -359,7 +359,7 @@ fn text_keys_type(dt: &DataType) -> Option<DataType> {
             let DataType::Struct(kv) = entries.data_type() else {
                 return None;
             };
-            let [key, value] = kv.iter().collect::<Vec<_>>()[..] else {
+            let [key, value] = &kv[..] else {
                 return None;
             };
             let text_key = (key.data_type().is_primitive()
@@ -501,6 +501,16 @@ enum Sink<W: Write + Send> {
     Csv(csv::Writer<W>),
 }
 
+/// What a [`BatchWriter`] does to a batch before writing it.
+#[derive(Debug)]
+enum Convert {
+    /// Structs flattened into `parent.member` columns (CSV), giving this
+    /// schema.
+    Flatten(SchemaRef),
+    /// Columns cast to this schema (JSON lines: map keys as text).
+    Cast(SchemaRef),
+}
+
 /// Writes batches of one schema to `W` in one format, one batch at a time.
 ///
 /// ```
@@ -516,17 +526,15 @@ enum Sink<W: Write + Send> {
 /// ```
 pub struct BatchWriter<W: Write + Send> {
     sink: Sink<W>,
-    /// The schema written, when the input is flattened.
-    flattened: Option<SchemaRef>,
-    /// The schema written as JSON, when some map keys are not strings.
-    json_keys: Option<SchemaRef>,
+    /// How batches change before they are written, if they do.
+    convert: Option<Convert>,
     stats: ExportStats,
 }
 
 impl<W: Write + Send> fmt::Debug for BatchWriter<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BatchWriter")
-            .field("flattened", &self.flattened.is_some())
+            .field("convert", &self.convert)
             .field("stats", &self.stats)
             .finish()
     }
@@ -545,10 +553,13 @@ impl<W: Write + Send> BatchWriter<W> {
         if let Some(e) = refusal(schema, format, flatten) {
             return Err(e);
         }
-        let flattened = flatten.then(|| flatten_schema(schema));
-        let json_keys = (format == ExportFormat::JsonLines)
-            .then(|| text_keys_schema(schema))
-            .flatten();
+        let convert = if flatten {
+            Some(Convert::Flatten(flatten_schema(schema)))
+        } else if format == ExportFormat::JsonLines {
+            text_keys_schema(schema).map(Convert::Cast)
+        } else {
+            None
+        };
         let sink = match format {
             ExportFormat::ArrowFile => Sink::ArrowFile(FileWriter::try_new(writer, schema)?),
             ExportFormat::ArrowStream => Sink::ArrowStream(StreamWriter::try_new(writer, schema)?),
@@ -576,8 +587,7 @@ impl<W: Write + Send> BatchWriter<W> {
         };
         Ok(Self {
             sink,
-            flattened,
-            json_keys,
+            convert,
             stats: ExportStats::default(),
         })
     }
@@ -585,16 +595,16 @@ impl<W: Write + Send> BatchWriter<W> {
     /// Writes one batch.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let converted;
-        let batch = match (&self.flattened, &self.json_keys) {
-            (Some(schema), _) => {
+        let batch = match &self.convert {
+            Some(Convert::Flatten(schema)) => {
                 converted = flatten_batch(batch, schema)?;
                 &converted
             }
-            (None, Some(schema)) => {
+            Some(Convert::Cast(schema)) => {
                 converted = cast_batch(batch, schema)?;
                 &converted
             }
-            (None, None) => batch,
+            None => batch,
         };
         match &mut self.sink {
             Sink::ArrowFile(w) => w.write(batch)?,

@@ -10,7 +10,7 @@
 //! Each node knows its Arrow field and which columns of which field it
 //! reads; [`crate::arrow::assemble`] walks the same tree for every batch.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, UnionFields, UnionMode};
@@ -642,6 +642,33 @@ impl<'a> TopLevel<'a> {
 /// could name a collection's item or the first member of a tuple below it
 /// names the item unless the rest of the path then leads nowhere.
 fn prune(node: &FieldNode, path: &[&str]) -> Option<FieldNode> {
+    prune_in(node, path, &mut HashSet::new())
+}
+
+/// [`prune`], remembering the (node, rest of the path) pairs that led
+/// nowhere: each `_0` may be tried two ways, and without them a path of
+/// many `_0`s through many optionals would be tried in exponentially many.
+fn prune_in(
+    node: &FieldNode,
+    path: &[&str],
+    failed: &mut HashSet<(*const FieldNode, usize)>,
+) -> Option<FieldNode> {
+    let key = (node as *const FieldNode, path.len());
+    if failed.contains(&key) {
+        return None;
+    }
+    let found = prune_once(node, path, failed);
+    if found.is_none() {
+        failed.insert(key);
+    }
+    found
+}
+
+fn prune_once(
+    node: &FieldNode,
+    path: &[&str],
+    failed: &mut HashSet<(*const FieldNode, usize)>,
+) -> Option<FieldNode> {
     let Some((&name, rest)) = path.split_first() else {
         return Some(node.clone());
     };
@@ -657,7 +684,7 @@ fn prune(node: &FieldNode, path: &[&str]) -> Option<FieldNode> {
     match &node.kind {
         NodeKind::Struct(children) => {
             let child = children.iter().find(|c| c.arrow.name() == name)?;
-            let child = prune(child, rest)?;
+            let child = prune_in(child, rest, failed)?;
             let dt = DataType::Struct(Fields::from(vec![child.arrow.clone()]));
             Some(rebuild(NodeKind::Struct(vec![child]), dt))
         }
@@ -666,9 +693,9 @@ fn prune(node: &FieldNode, path: &[&str]) -> Option<FieldNode> {
         | NodeKind::Nullable(child)
         | NodeKind::Wrapper(child) => {
             let inner = if name == "_0" {
-                prune(child, rest).or_else(|| prune(child, path))?
+                prune_in(child, rest, failed).or_else(|| prune_in(child, path, failed))?
             } else {
-                prune(child, path)?
+                prune_in(child, path, failed)?
             };
             let (kind, dt) = match &node.kind {
                 // A list's item node is named "item" already.
@@ -728,5 +755,42 @@ fn merge(a: &FieldNode, b: &FieldNode) -> FieldNode {
             }
         }
         _ => b.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `depth` optionals around an empty struct.
+    fn optionals(depth: usize) -> FieldNode {
+        let mut node = FieldNode {
+            field_id: 0,
+            arrow: Arc::new(Field::new("s", DataType::Struct(Fields::empty()), true)),
+            kind: NodeKind::Struct(Vec::new()),
+            per_entry: None,
+        };
+        for _ in 0..depth {
+            let arrow = node.arrow.clone();
+            node = FieldNode {
+                field_id: 0,
+                arrow,
+                kind: NodeKind::Nullable(Box::new(node)),
+                per_entry: None,
+            };
+        }
+        node
+    }
+
+    /// Every `_0` of a path may name an optional's item or a member below;
+    /// a path of 60 of them that leads nowhere is refused at once, not
+    /// after 2^60 tries.
+    #[test]
+    fn a_path_of_many_ambiguous_names_is_resolved_in_linear_time() {
+        let node = optionals(60);
+        let mut path = vec!["_0"; 60];
+        assert!(prune(&node, &path).is_some());
+        path.push("missing");
+        assert!(prune(&node, &path).is_none());
     }
 }
