@@ -2299,13 +2299,21 @@ inline void Represent(ROOT::RFieldBase &field, Rng &r, QuantRange &quant)
          candidates.push_back({{index, T::kChar}});
       for (std::size_t i = candidates.size(); i > 1; --i)
          std::swap(candidates[i - 1], candidates[r.Next() % i]);
+      // The first two that ROOT accepts; now and then the field keeps both,
+      // and the writer switches between them from cluster to cluster (see
+      // SwitchRepresentations).
+      Selection accepted;
       for (const auto &c : candidates) {
          try {
             field.SetColumnRepresentatives(c);
-            break;
+            accepted.push_back(c[0]);
+            if (accepted.size() == 2)
+               break;
          } catch (const ROOT::RException &) {
          }
       }
+      if (!accepted.empty())
+         field.SetColumnRepresentatives(accepted.size() == 2 && r.Next() % 3 == 0 ? accepted : Selection{accepted[0]});
    }
    if (auto f = dynamic_cast<ROOT::RRealField<float> *>(&field))
       ReducePrecision(*f, r, quant);
@@ -2324,14 +2332,124 @@ std::unique_ptr<ROOT::RFieldBase> RandomField(std::size_t k, Rng &r, bool repres
    return field;
 }
 
+/// The fields at and below `field` that have more than one column
+/// representation to switch between.
+inline void Switching(ROOT::RFieldBase &field, std::vector<ROOT::RFieldBase *> &out)
+{
+   if (field.GetColumnRepresentatives().size() > 1)
+      out.push_back(&field);
+   for (auto *sub : field.GetMutableSubfields())
+      Switching(*sub, out);
+}
+
+/// Ends the cluster and gives each field of `fields` a random one of its
+/// column representations for the next: the columns of the others are
+/// suppressed there.
+template <typename Writer>
+void SwitchRepresentations(Writer &writer, const std::vector<ROOT::RFieldBase *> &fields, Rng &r)
+{
+   writer.CommitCluster();
+   for (auto *field : fields) {
+      const auto n = field->GetColumnRepresentatives().size();
+      ROOT::Internal::RFieldRepresentationModifier::SetPrimaryColumnRepresentation(*field, r.Next() % n);
+   }
+}
+
+/// Field name mapping by the longest prefix, taken at a field boundary.
+struct PathMapping {
+   std::vector<std::pair<std::string, std::string>> fRules;
+   std::string operator()(const std::string &name) const
+   {
+      const std::pair<std::string, std::string> *best = nullptr;
+      for (const auto &rule : fRules) {
+         const auto &from = rule.first;
+         const bool matches = name.compare(0, from.size(), from) == 0 &&
+                              (name.size() == from.size() || name[from.size()] == '.');
+         if (matches && (!best || from.size() > best->first.size()))
+            best = &rule;
+      }
+      return best ? best->second + name.substr(best->first.size()) : name;
+   }
+};
+
+/// A member to project below the top-level field `field` (see Project),
+/// reached through records and collections (of one item field) only; the
+/// collections on the way go to `collections`, outermost first. Null if
+/// there is none.
+inline const ROOT::RFieldBase *ProjectableMember(const ROOT::RFieldBase &field,
+                                                 std::vector<const ROOT::RFieldBase *> &collections, Rng &r)
+{
+   using Path = std::vector<const ROOT::RFieldBase *>;
+   // Records with members, each with the collections above it.
+   std::vector<std::pair<const ROOT::RFieldBase *, Path>> records;
+   std::vector<std::pair<const ROOT::RFieldBase *, Path>> todo{{&field, {}}};
+   while (!todo.empty()) {
+      auto [f, path] = todo.back();
+      todo.pop_back();
+      const auto subfields = f->GetConstSubfields();
+      if (f->GetStructure() == ROOT::ENTupleStructure::kRecord && !subfields.empty()) {
+         records.emplace_back(f, path);
+         for (const auto *sub : subfields)
+            todo.emplace_back(sub, path);
+      } else if (f->GetStructure() == ROOT::ENTupleStructure::kCollection && subfields.size() == 1) {
+         path.push_back(f);
+         todo.emplace_back(subfields[0], path);
+      }
+   }
+   if (records.empty())
+      return nullptr;
+   const auto &[record, path] = records[r.Next() % records.size()];
+   collections = path;
+   const auto members = record->GetConstSubfields();
+   return members[r.Next() % members.size()];
+}
+
 /// Projections of the top-level field `k` (of `field`) that `project` asks
 /// for, added through `model` (a model or its updater): bit k a field `pK`
-/// of the same type, bit k + 8 the cardinality `cK` of a collection. Those
-/// ROOT refuses are left out.
+/// of the same type, bit k + 8 the cardinality `cK` of a collection, bit
+/// k + 16 a field `mK` of one member of a record below it (see
+/// ProjectableMember): of the member's type, in a vector for each collection
+/// on the way. Those ROOT refuses are left out.
+/// What a random RNTuple holds beyond its drawn options (see WriteRandom).
+struct RandomFacts {
+   /// Fields that switch column representation between clusters.
+   std::size_t fSwitching = 0;
+   /// Projections of a member of a record, and of a collection's records.
+   std::size_t fMembers = 0;
+   std::size_t fItemMembers = 0;
+   std::string Json() const
+   {
+      return "{\"switching\": " + std::to_string(fSwitching) + ", \"members\": " + std::to_string(fMembers) +
+             ", \"item_members\": " + std::to_string(fItemMembers) + "}";
+   }
+};
+
 template <typename Model>
-void Project(Model &model, const ROOT::RFieldBase &field, std::size_t k, unsigned project)
+void Project(Model &model, const ROOT::RFieldBase &field, std::size_t k, unsigned project, Rng &r,
+             RandomFacts &facts)
 {
    const auto source = "f" + std::to_string(k);
+   if (project & (1u << (k + 16))) {
+      std::vector<const ROOT::RFieldBase *> collections;
+      if (auto member = ProjectableMember(field, collections, r)) {
+         // A vector level for each collection on the way, mapped to it; the
+         // innermost items map to the member.
+         const auto name = "m" + std::to_string(k);
+         auto type = member->GetTypeName();
+         PathMapping mapping;
+         auto target = name;
+         for (const auto *collection : collections) {
+            type = "std::vector<" + type + ">";
+            mapping.fRules.emplace_back(target, collection->GetQualifiedFieldName());
+            target += "._0";
+         }
+         mapping.fRules.emplace_back(target, member->GetQualifiedFieldName());
+         if (auto created = RFieldBase::Create(name, type)) {
+            if (auto added = model.AddProjectedField(created.Unwrap(), mapping))
+               ++(collections.empty() ? facts.fMembers : facts.fItemMembers);
+         }
+      }
+   }
    if (project & (1u << k)) {
       const auto name = "p" + std::to_string(k);
       if (auto created = RFieldBase::Create(name, field.GetTypeName())) {
@@ -2391,7 +2509,7 @@ void FillInParallel(RNTupleParallelWriter &writer, int n, Rng &rng, Rng &layout,
 }
 
 template <typename... Ts, std::size_t... I>
-void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std::size_t cluster,
+RandomFacts WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std::size_t cluster,
                      int compression, std::uint64_t seed, std::size_t late, int at, bool commitFirst,
                      bool represent, unsigned storage, std::uint64_t maxKeySize, unsigned project,
                      std::index_sequence<I...>)
@@ -2401,6 +2519,7 @@ void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std
    // those of Write with the same seed.
    Rng layout(seed ^ 0x5eedfaceull);
    std::array<QuantRange, N> quant{};
+   RandomFacts facts;
    std::vector<std::unique_ptr<ROOT::RFieldBase>> fields;
    (fields.push_back(RandomField<Ts>(I, layout, represent, quant[I])), ...);
    const std::size_t early = N - std::min(late, N);
@@ -2408,7 +2527,7 @@ void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std
    for (std::size_t k = 0; k < early; ++k) {
       const auto &field = *fields[k];
       model->AddField(std::move(fields[k]));
-      Project(*model, field, k, project);
+      Project(*model, field, k, project, layout, facts);
    }
    RNTupleWriteOptions options;
    options.SetCompression(compression);
@@ -2427,7 +2546,7 @@ void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std
    if (storage & kParallel) {
       auto writer = RNTupleParallelWriter::Append(std::move(model), name, file, options);
       FillInParallel<Ts...>(*writer, n, rng, layout, quant, std::index_sequence<I...>{});
-      return;
+      return facts;
    }
    auto writer = RNTupleWriter::Append(std::move(model), name, file, options);
    std::tuple<std::shared_ptr<Ts>...> values;
@@ -2436,6 +2555,13 @@ void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std
       ((I < upto ? (void)(std::get<I>(values) = entry.GetPtr<Ts>("f" + std::to_string(I))) : (void)0), ...);
    };
    bind(early);
+   // The fields that switch representation, as the writer's model holds them.
+   std::vector<ROOT::RFieldBase *> switching;
+   auto findSwitching = [&](std::size_t from, std::size_t upto) {
+      for (std::size_t k = from; k < upto; ++k)
+         Switching(const_cast<ROOT::RFieldBase &>(writer->GetModel().GetConstField("f" + std::to_string(k))), switching);
+   };
+   findSwitching(0, early);
    for (int i = 0; i < n; ++i) {
       if (early < N && i == at) {
          // The late fields join here: after a committed cluster, or in the
@@ -2448,31 +2574,38 @@ void WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std
          for (std::size_t k = early; k < N; ++k) {
             const auto &field = *fields[k];
             updater->AddField(std::move(fields[k]));
-            Project(*updater, field, k, project);
+            Project(*updater, field, k, project, layout, facts);
          }
          updater->CommitUpdate();
          bind(N);
+         findSwitching(early, N);
       }
+      if (!switching.empty() && i > 0 && layout.Next() % 8 == 0)
+         SwitchRepresentations(*writer, switching, layout);
       ((std::get<I>(values) ? (void)(gQuant = quant[I], Fill<Ts>::Do(*std::get<I>(values), rng)) : (void)0), ...);
       gQuant = {};
       writer->Fill();
       if ((storage & kClusterGroups) && layout.Next() % 64 == 0)
          writer->CommitCluster(/*commitClusterGroup=*/true);
    }
+   facts.fSwitching = switching.size();
+   return facts;
 }
 
 /// Like Write, with the last `late` fields added by a model extension before
 /// entry `at` (after committing the cluster so far if `commitFirst`), with
 /// random column representations if `represent`, the storage options
 /// `storage` (EStorage), unless 0 keys of at most `maxKeySize` bytes, and
-/// the projections `project` (see Project).
+/// the projections `project` (see Project). Returns what the RNTuple holds
+/// beyond those options (RandomFacts), as JSON.
 template <typename... Ts>
-void WriteRandom(TFile &file, const char *name, int n, std::size_t page, std::size_t cluster, int compression,
+std::string WriteRandom(TFile &file, const char *name, int n, std::size_t page, std::size_t cluster, int compression,
                  std::uint64_t seed, std::size_t late, int at, bool commitFirst, bool represent, unsigned storage,
                  std::uint64_t maxKeySize, unsigned project)
 {
-   WriteRandomImpl<Ts...>(file, name, n, page, cluster, compression, seed, late, at, commitFirst, represent,
-                          storage, maxKeySize, project, std::index_sequence_for<Ts...>{});
+   return WriteRandomImpl<Ts...>(file, name, n, page, cluster, compression, seed, late, at, commitFirst, represent,
+                                 storage, maxKeySize, project, std::index_sequence_for<Ts...>{})
+      .Json();
 }
 
 /// Appends an RNTuple `name` of `n` entries of random values of the types

@@ -8,19 +8,20 @@ For each seed, a random schema of nested standard types (vectors, RVecs,
 arrays, optionals, unique_ptrs, variants, pairs, tuples, bitsets, strings and
 every fundamental type, atomics, and user classes, enums, sets and maps from a
 random set compiled once), random column representations (reduced precision of
-reals included), fields that join late through a model extension, random page
-and cluster sizes, compression and storage options (page checksums, same-page
+reals included; some fields keep two and switch between them from cluster to
+cluster), fields that join late through a model extension, random page and
+cluster sizes, compression and storage options (page checksums, same-page
 merging, unbuffered writes, cluster groups, small keys, a parallel writer),
-projected fields
-(aliases and cardinalities), and random values (`fixtures::nested` of
-generate.py) go to DIR/rNNNN.root, and
-ROOT's reading of it to DIR/rNNNN.json in the golden format. The test
+projected fields (aliases, cardinalities and members of records), and random values
+(`fixtures::nested` of generate.py) go to DIR/rNNNN.root, and ROOT's reading
+of it to DIR/rNNNN.json in the golden format. The test
 compares every file of DIR with its golden and reads it in batches of several
 sizes. The files are not committed: `nested.root` holds the cases these runs
 found. Needs what generate.py needs (`pip install root`, a C++ compiler).
 """
 
 import argparse
+import json
 import os
 import random
 import sys
@@ -137,6 +138,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dir")
     parser.add_argument("--seeds", default="1-100", help="a range FIRST-LAST (default 1-100)")
+    parser.add_argument("--projections", type=float, default=0.3, metavar="P",
+                        help="the share of RNTuples with projected fields (default 0.3)")
     args = parser.parse_args()
     first, last = (int(x) for x in args.seeds.split("-"))
     os.makedirs(args.dir, exist_ok=True)
@@ -177,12 +180,14 @@ def main():
                 storage = (storage & ~(4 | 8)) | 16
                 late = 0
             max_key = r.choice([0, 0, 0, 2048, 4096, 16384])
-            # Projected fields: a field's alias (bit k) and a collection's
-            # cardinality (bit k + 8), for some fields.
+            # Projected fields: a field's alias (bit k), a collection's
+            # cardinality (bit k + 8) and a member of a record or of a
+            # collection's records (bit k + 16), for some fields.
             project = 0
-            if r.random() < 0.3:
+            if r.random() < args.projections:
                 for k in range(len(types)):
-                    project |= (r.random() < 0.5) << k | (r.random() < 0.5) << (k + 8)
+                    project |= ((r.random() < 0.5) << k | (r.random() < 0.5) << (k + 8)
+                                | (r.random() < 0.5) << (k + 16))
             name = "r%04d" % seed
             extension = ""
             if late:
@@ -199,21 +204,34 @@ def main():
                 n, page, cluster, compression, ", random representations" if represent else "",
                 extension, "".join(", " + o for o in options), "; ".join(types))
             code = """
-void write_%s(const char *path) {
+std::string write_%s(const char *path) {
    auto file = fixtures::Recreate(path);
-   fixtures::nested::WriteRandom<%s>(*file, "T", %d, %d, %d, %d, %d, %d, %d, %s, %s, %d, %d, %d);
+   return fixtures::nested::WriteRandom<%s>(*file, "T", %d, %d, %d, %d, %d, %d, %d, %s, %s, %d, %d, %d);
 }""" % (name, ", ".join(types), n, page, cluster, compression, seed, late, at,
         "true" if commit_first else "false", "true" if represent else "false", storage, max_key,
         project)
             # Each seed is written in a child process: ROOT fails on some
             # (exceptions, aborts), and then only that seed is lost.
+            # The child tells what the RNTuple holds beyond the options drawn
+            # here (RandomFacts of generate.py) through a pipe.
             sys.stdout.flush()
+            read_end, write_end = os.pipe()
             pid = os.fork()
             if pid == 0:
-                os._exit(write_seed(root, args.dir, name, code))
+                os.close(read_end)
+                os._exit(write_seed(root, args.dir, name, code, write_end))
+            os.close(write_end)
+            with os.fdopen(read_end) as pipe:
+                facts = json.loads(pipe.read() or "{}")
             _, status = os.waitpid(pid, 0)
             code = os.waitstatus_to_exitcode(status)
             if code == 0:
+                for key, what in (("switching", "fields switching representation"),
+                                  ("members", "projected members of records"),
+                                  ("item_members", "projected members of items")):
+                    if facts.get(key):
+                        summary += "; %s: %d" % (what, facts[key])
+                        counts["with " + what] = counts.get("with " + what, 0) + 1
                 print("%s: %s" % (name, summary), flush=True)
                 counts["written"] += 1
                 continue
@@ -226,18 +244,19 @@ void write_%s(const char *path) {
     print("; ".join("%s %d" % kv for kv in counts.items()))
 
 
-def write_seed(root, directory, name, code):
-    """Writes one random RNTuple and its golden (in a child process);
-    returns the exit code: 0, 2 if the code does not compile, 3 if ROOT
-    throws."""
+def write_seed(root, directory, name, code, pipe):
+    """Writes one random RNTuple and its golden (in a child process), and
+    what it holds (RandomFacts, JSON) to the descriptor `pipe`; returns the exit code: 0, 2 if the code does not compile, 3 if
+    ROOT throws."""
     try:
         if not root.gInterpreter.Declare(code):
             return 2
         path = os.path.join(directory, name + ".root")
-        getattr(root, "write_" + name)(path)
+        facts = str(getattr(root, "write_" + name)(path))
         golden = generate.dump(path)
         with open(os.path.join(directory, name + ".json"), "w", encoding="utf-8") as f:
             f.write(generate.format_golden(golden))
+        os.write(pipe, facts.encode())
         return 0
     except Exception as e:  # noqa: BLE001 - any failure of ROOT's loses only this seed
         print("%s: %s" % (name, str(e).strip().splitlines()[:2]), file=sys.stderr)
