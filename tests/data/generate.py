@@ -850,6 +850,7 @@ WRITERS_CXX = r'''
 #include <ROOT/RVec.hxx>
 #include <TDirectory.h>
 #include <TFile.h>
+#include <TFileMerger.h>
 #include <TNamed.h>
 #include <TTree.h>
 
@@ -2287,7 +2288,7 @@ void ReducePrecision(ROOT::RRealField<T> &f, Rng &r, QuantRange &quant)
 /// that ROOT accepts for the field's type (half the time), and now and then
 /// reduced precision for reals. Field types do not list the representations
 /// they accept publicly, so candidates are tried in a random order.
-inline void Represent(ROOT::RFieldBase &field, Rng &r, QuantRange &quant)
+inline void Represent(ROOT::RFieldBase &field, Rng &r, QuantRange &quant, bool switching)
 {
    using T = ROOT::ENTupleColumnType;
    using Selection = ROOT::RFieldBase::RColumnRepresentations::Selection_t;
@@ -2299,9 +2300,9 @@ inline void Represent(ROOT::RFieldBase &field, Rng &r, QuantRange &quant)
          candidates.push_back({{index, T::kChar}});
       for (std::size_t i = candidates.size(); i > 1; --i)
          std::swap(candidates[i - 1], candidates[r.Next() % i]);
-      // The first two that ROOT accepts; now and then the field keeps both,
-      // and the writer switches between them from cluster to cluster (see
-      // SwitchRepresentations).
+      // The first two that ROOT accepts; now and then (if `switching`) the
+      // field keeps both, and the writer switches between them from cluster
+      // to cluster (see SwitchRepresentations).
       Selection accepted;
       for (const auto &c : candidates) {
          try {
@@ -2313,22 +2314,23 @@ inline void Represent(ROOT::RFieldBase &field, Rng &r, QuantRange &quant)
          }
       }
       if (!accepted.empty())
-         field.SetColumnRepresentatives(accepted.size() == 2 && r.Next() % 3 == 0 ? accepted : Selection{accepted[0]});
+         field.SetColumnRepresentatives(switching && accepted.size() == 2 && r.Next() % 3 == 0 ? accepted
+                                                                                             : Selection{accepted[0]});
    }
    if (auto f = dynamic_cast<ROOT::RRealField<float> *>(&field))
       ReducePrecision(*f, r, quant);
    else if (auto d = dynamic_cast<ROOT::RRealField<double> *>(&field))
       ReducePrecision(*d, r, quant);
    for (auto *sub : field.GetMutableSubfields())
-      Represent(*sub, r, quant);
+      Represent(*sub, r, quant, switching);
 }
 
 template <typename T>
-std::unique_ptr<ROOT::RFieldBase> RandomField(std::size_t k, Rng &r, bool represent, QuantRange &quant)
+std::unique_ptr<ROOT::RFieldBase> RandomField(std::size_t k, Rng &r, bool represent, bool switching, QuantRange &quant)
 {
    auto field = std::make_unique<ROOT::RField<T>>("f" + std::to_string(k));
    if (represent)
-      Represent(*field, r, quant);
+      Represent(*field, r, quant, switching);
    return field;
 }
 
@@ -2476,6 +2478,8 @@ enum EStorage : unsigned {
    /// through a random one, so that their clusters interleave (no late
    /// fields: the parallel writer cannot extend its model).
    kParallel = 16,
+   /// Each field keeps one column representation (none switches).
+   kOneRepresentation = 32,
 };
 
 /// Fills `n` entries of random values into three fill contexts of a
@@ -2483,7 +2487,7 @@ enum EStorage : unsigned {
 /// flushes its cluster.
 template <typename... Ts, std::size_t... I>
 void FillInParallel(RNTupleParallelWriter &writer, int n, Rng &rng, Rng &layout,
-                    const std::array<QuantRange, sizeof...(Ts)> &quant, std::index_sequence<I...>)
+                    const std::array<QuantRange, sizeof...(Ts)> &quant, unsigned absent, std::index_sequence<I...>)
 {
    struct Context {
       std::shared_ptr<ROOT::RNTupleFillContext> fContext;
@@ -2494,11 +2498,12 @@ void FillInParallel(RNTupleParallelWriter &writer, int n, Rng &rng, Rng &layout,
    for (auto &c : contexts) {
       c.fContext = writer.CreateFillContext();
       c.fEntry = c.fContext->CreateEntry();
-      ((std::get<I>(c.fValues) = c.fEntry->template GetPtr<Ts>("f" + std::to_string(I))), ...);
+      ((absent >> I & 1u ? (void)0 : (void)(std::get<I>(c.fValues) = c.fEntry->template GetPtr<Ts>("f" + std::to_string(I)))),
+       ...);
    }
    for (int i = 0; i < n; ++i) {
       auto &c = contexts[layout.Next() % contexts.size()];
-      ((gQuant = quant[I], Fill<Ts>::Do(*std::get<I>(c.fValues), rng)), ...);
+      ((std::get<I>(c.fValues) ? (void)(gQuant = quant[I], Fill<Ts>::Do(*std::get<I>(c.fValues), rng)) : (void)0), ...);
       gQuant = {};
       c.fContext->Fill(*c.fEntry);
       if (layout.Next() % 32 == 0)
@@ -2512,7 +2517,7 @@ template <typename... Ts, std::size_t... I>
 RandomFacts WriteRandomImpl(TFile &file, const char *name, int n, std::size_t page, std::size_t cluster,
                      int compression, std::uint64_t seed, std::size_t late, int at, bool commitFirst,
                      bool represent, unsigned storage, std::uint64_t maxKeySize, unsigned project,
-                     std::index_sequence<I...>)
+                     unsigned absent, std::uint64_t valueSeed, std::index_sequence<I...>)
 {
    constexpr std::size_t N = sizeof...(Ts);
    // Representations draw from their own sequence, so that the values are
@@ -2521,10 +2526,14 @@ RandomFacts WriteRandomImpl(TFile &file, const char *name, int n, std::size_t pa
    std::array<QuantRange, N> quant{};
    RandomFacts facts;
    std::vector<std::unique_ptr<ROOT::RFieldBase>> fields;
-   (fields.push_back(RandomField<Ts>(I, layout, represent, quant[I])), ...);
+   const bool maySwitch = !(storage & kOneRepresentation);
+   (fields.push_back(RandomField<Ts>(I, layout, represent, maySwitch, quant[I])), ...);
    const std::size_t early = N - std::min(late, N);
    auto model = RNTupleModel::Create();
+   const auto present = [absent](std::size_t k) { return !(absent >> k & 1u); };
    for (std::size_t k = 0; k < early; ++k) {
+      if (!present(k))
+         continue;
       const auto &field = *fields[k];
       model->AddField(std::move(fields[k]));
       Project(*model, field, k, project, layout, facts);
@@ -2542,24 +2551,26 @@ RandomFacts WriteRandomImpl(TFile &file, const char *name, int n, std::size_t pa
       options.SetUseBufferedWrite(false);
    if (maxKeySize > 0)
       ROOT::Internal::RNTupleWriteOptionsManip::SetMaxKeySize(options, maxKeySize);
-   Rng rng(seed);
+   Rng rng(valueSeed);
    if (storage & kParallel) {
       auto writer = RNTupleParallelWriter::Append(std::move(model), name, file, options);
-      FillInParallel<Ts...>(*writer, n, rng, layout, quant, std::index_sequence<I...>{});
+      FillInParallel<Ts...>(*writer, n, rng, layout, quant, absent, std::index_sequence<I...>{});
       return facts;
    }
    auto writer = RNTupleWriter::Append(std::move(model), name, file, options);
    std::tuple<std::shared_ptr<Ts>...> values;
    auto bind = [&](std::size_t upto) {
       const auto &entry = writer->GetModel().GetDefaultEntry();
-      ((I < upto ? (void)(std::get<I>(values) = entry.GetPtr<Ts>("f" + std::to_string(I))) : (void)0), ...);
+      ((I < upto && present(I) ? (void)(std::get<I>(values) = entry.GetPtr<Ts>("f" + std::to_string(I))) : (void)0),
+       ...);
    };
    bind(early);
    // The fields that switch representation, as the writer's model holds them.
    std::vector<ROOT::RFieldBase *> switching;
    auto findSwitching = [&](std::size_t from, std::size_t upto) {
       for (std::size_t k = from; k < upto; ++k)
-         Switching(const_cast<ROOT::RFieldBase &>(writer->GetModel().GetConstField("f" + std::to_string(k))), switching);
+         if (present(k))
+            Switching(const_cast<ROOT::RFieldBase &>(writer->GetModel().GetConstField("f" + std::to_string(k))), switching);
    };
    findSwitching(0, early);
    for (int i = 0; i < n; ++i) {
@@ -2572,6 +2583,8 @@ RandomFacts WriteRandomImpl(TFile &file, const char *name, int n, std::size_t pa
          auto updater = writer->CreateModelUpdater();
          updater->BeginUpdate();
          for (std::size_t k = early; k < N; ++k) {
+            if (!present(k))
+               continue;
             const auto &field = *fields[k];
             updater->AddField(std::move(fields[k]));
             Project(*updater, field, k, project, layout, facts);
@@ -2596,16 +2609,40 @@ RandomFacts WriteRandomImpl(TFile &file, const char *name, int n, std::size_t pa
 /// entry `at` (after committing the cluster so far if `commitFirst`), with
 /// random column representations if `represent`, the storage options
 /// `storage` (EStorage), unless 0 keys of at most `maxKeySize` bytes, and
-/// the projections `project` (see Project). Returns what the RNTuple holds
-/// beyond those options (RandomFacts), as JSON.
+/// the projections `project` (see Project), without the fields whose bits
+/// `absent` sets, and values drawn from `valueSeed` if not 0 (the layout,
+/// representations included, always from `seed`). Returns what the RNTuple holds beyond those options
+/// (RandomFacts), as JSON.
 template <typename... Ts>
 std::string WriteRandom(TFile &file, const char *name, int n, std::size_t page, std::size_t cluster, int compression,
                  std::uint64_t seed, std::size_t late, int at, bool commitFirst, bool represent, unsigned storage,
-                 std::uint64_t maxKeySize, unsigned project)
+                 std::uint64_t maxKeySize, unsigned project, unsigned absent = 0, std::uint64_t valueSeed = 0)
 {
    return WriteRandomImpl<Ts...>(file, name, n, page, cluster, compression, seed, late, at, commitFirst, represent,
-                                 storage, maxKeySize, project, std::index_sequence_for<Ts...>{})
+                                 storage, maxKeySize, project, absent, valueSeed ? valueSeed : seed,
+                                 std::index_sequence_for<Ts...>{})
       .Json();
+}
+
+/// Merges the RNTuples `name` of the files `sources` into a new file `path`
+/// as `hadd` does (TFileMerger): in the merging mode `mode` (Filter, Union
+/// or Strict), recompressed to `compression`, or with the first source's
+/// compression if it is negative. Throws if the merger fails.
+inline void MergeRandom(const std::vector<std::string> &sources, const std::string &path, const std::string &mode,
+                        int compression)
+{
+   TFileMerger merger(kFALSE, kFALSE);
+   merger.SetPrintLevel(0);
+   TString options = ("rntuple.MergingMode=" + mode).c_str();
+   if (compression < 0)
+      options += " FirstSrcCompression";
+   merger.SetMergeOptions(options);
+   if (!merger.OutputFile(path.c_str(), "RECREATE", compression < 0 ? 505 : compression))
+      throw std::runtime_error("cannot create " + path);
+   for (const auto &source : sources)
+      merger.AddFile(source.c_str(), kFALSE);
+   if (!merger.Merge())
+      throw std::runtime_error("the merger fails");
 }
 
 /// Appends an RNTuple `name` of `n` entries of random values of the types

@@ -14,7 +14,8 @@ cluster sizes, compression and storage options (page checksums, same-page
 merging, unbuffered writes, cluster groups, small keys, a parallel writer),
 projected fields (aliases, cardinalities and members of records), and random values
 (`fixtures::nested` of generate.py) go to DIR/rNNNN.root, and ROOT's reading
-of it to DIR/rNNNN.json in the golden format. The test
+of it to DIR/rNNNN.json in the golden format. Some (`--merged`) are merged
+from two or three such files by ROOT's merger, as `hadd` merges them. The test
 compares every file of DIR with its golden and reads it in batches of several
 sizes. The files are not committed: `nested.root` holds the cases these runs
 found. Needs what generate.py needs (`pip install root`, a C++ compiler).
@@ -134,12 +135,144 @@ def random_classes(r, n_classes, n_enums, n_associative):
     return "\n".join(header) + "\n", "\n".join(linkdef) + "\n", code, names
 
 
+class File:
+    """The writing options of one random file (the arguments of WriteRandom
+    of generate.py after its seed)."""
+
+    def __init__(self, n, page, cluster, compression, represent, late, at, commit_first,
+                 storage, max_key, project):
+        self.n, self.page, self.cluster, self.compression = n, page, cluster, compression
+        self.represent, self.late, self.at, self.commit_first = represent, late, at, commit_first
+        self.storage, self.max_key, self.project = storage, max_key, project
+
+    def arguments(self, seed):
+        """The arguments of WriteRandom from `n` on, with `seed`, as C++."""
+        return "%d, %d, %d, %d, %d, %d, %d, %s, %s, %d, %d, %d" % (
+            self.n, self.page, self.cluster, self.compression, seed, self.late, self.at,
+            "true" if self.commit_first else "false", "true" if self.represent else "false",
+            self.storage, self.max_key, self.project)
+
+    @property
+    def summary(self):
+        extension = ""
+        if self.late:
+            extension = ", last %d late at entry %d%s" % (
+                self.late, self.at, " after a cluster" if self.commit_first else "")
+        options = [name for bit, name in ((1, "no checksums"), (2, "no same-page merging"),
+                                          (4, "unbuffered"), (8, "cluster groups"),
+                                          (16, "parallel writer"), (32, "one representation"))
+                   if self.storage & bit]
+        if self.max_key:
+            options.append("keys <= %d B" % self.max_key)
+        if self.project:
+            options.append("projections %#x" % self.project)
+        return "%d entries, pages <= %d B, clusters ~%d B, compression %d%s%s%s" % (
+            self.n, self.page, self.cluster, self.compression,
+            ", random representations" if self.represent else "", extension,
+            "".join(", " + o for o in options))
+
+
+def draw_file(r, types, projections):
+    """Draws the writing options of one file of the fields `types`, with
+    projected fields in a share `projections` of files."""
+    n = r.choice([1, 5, 100, 1000, 3000])
+    page = r.choice([16, 64, 200, 1024, 4096])
+    cluster = r.choice([1000, 5000, 50000, 200000])
+    compression = r.choice([0, 101, 207, 404, 505])
+    # Random column representations (and reduced precision of reals)
+    # most of the time; sometimes the last fields join late, through
+    # a model extension after a committed cluster or inside one.
+    represent = r.random() < 0.7
+    late = r.randint(1, len(types)) if r.random() < 0.4 else 0
+    at = r.randrange(n)
+    commit_first = r.random() < 0.5
+    # Storage options (EStorage of generate.py): no page checksums,
+    # no same-page merging, unbuffered writes, cluster groups; and
+    # sometimes keys so small that pages and envelopes span several
+    # (ROOT needs a blob's chunk offsets to fit its first key: keys of
+    # K bytes hold blobs of up to K*K/8 bytes).
+    storage = r.randrange(16) if r.random() < 0.5 else 0
+    if r.random() < 0.15:
+        # A parallel writer: clusters of three fill contexts
+        # interleave; it writes buffered, extends no model and ends
+        # no cluster group.
+        storage = (storage & ~(4 | 8)) | 16
+        late = 0
+    max_key = r.choice([0, 0, 0, 2048, 4096, 16384])
+    # Projected fields: a field's alias (bit k), a collection's
+    # cardinality (bit k + 8) and a member of a record or of a
+    # collection's records (bit k + 16), for some fields.
+    project = 0
+    if r.random() < projections:
+        for k in range(len(types)):
+            project |= ((r.random() < 0.5) << k | (r.random() < 0.5) << (k + 8)
+                        | (r.random() < 0.5) << (k + 16))
+    return File(n, page, cluster, compression, represent, late, at, commit_first, storage,
+                max_key, project)
+
+
+def draw_merge(r, name, seed, types, files, projections):
+    """Draws a merge as hadd merges (`files` holds the first file's options;
+    the others are drawn and added): two or three files of `types`, each
+    written with options of its own, merged in a random mode; in Filter and
+    Union modes the files may lack fields (Filter: the later ones have at
+    least the first's). Returns the C++ function `write_NAME` and the
+    summary."""
+    files += [draw_file(r, types, projections) for _ in range(r.randint(1, 2))]
+    # ROOT's merger needs the files' columns alike: the same representations
+    # (drawn from the same seed, none switching), all compressed or none,
+    # page checksums in all, the same projections.
+    for file in files:
+        file.represent = files[0].represent
+        file.storage = (file.storage & ~1) | 32
+        file.project = files[0].project
+        if (file.compression == 0) != (files[0].compression == 0):
+            file.compression = 505 if files[0].compression else 0
+    mode = r.choice(["Filter", "Union", "Union", "Strict"])
+    compression = r.choice([-1, -1, 0, 101, 207, 404, 505])
+    every = (1 << len(types)) - 1
+    absent = [0] * len(files)
+    if mode != "Strict" and len(types) > 1:
+        absent = [r.randrange(every) if r.random() < 0.5 else 0 for _ in files]
+        if mode == "Filter":
+            absent = [absent[0]] + [a & absent[0] for a in absent[1:]]
+    # The values of each file from a seed of its own; its layout (and so its
+    # representations) from the RNTuple's seed.
+    calls = []
+    for j, (file, a) in enumerate(zip(files, absent)):
+        calls.append("""
+   sources.push_back(std::string(path) + ".%d.root");
+   {
+      auto file = fixtures::Recreate(sources.back());
+      facts += std::string(%s) + fixtures::nested::WriteRandom<%s>(*file, "T", %s, %d, %d);
+   }""" % (j, '""' if j == 0 else '", "', ", ".join(types), file.arguments(seed), a, seed + 100000 * j))
+    code = """
+std::string write_%s(const char *path) {
+   std::vector<std::string> sources;
+   std::string facts = "[";%s
+   fixtures::nested::MergeRandom(sources, path, "%s", %d);
+   for (const auto &source : sources)
+      std::remove(source.c_str());
+   return facts + "]";
+}""" % (name, "".join(calls), mode, compression)
+    parts = []
+    for file, a in zip(files, absent):
+        without = ["f%d" % k for k in range(len(types)) if a >> k & 1]
+        parts.append("[%s%s]" % (file.summary, "; without " + ", ".join(without) if without else ""))
+    summary = "merged in %s mode, %s, of %s: %s" % (
+        mode, "the first file's compression" if compression < 0 else "compression %d" % compression,
+        " + ".join(parts), "; ".join(types))
+    return code, summary
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dir")
     parser.add_argument("--seeds", default="1-100", help="a range FIRST-LAST (default 1-100)")
     parser.add_argument("--projections", type=float, default=0.3, metavar="P",
-                        help="the share of RNTuples with projected fields (default 0.3)")
+                        help="the share of files with projected fields (default 0.3)")
+    parser.add_argument("--merged", type=float, default=0.15, metavar="P",
+                        help="the share of RNTuples merged from several files (default 0.15)")
     args = parser.parse_args()
     first, last = (int(x) for x in args.seeds.split("-"))
     os.makedirs(args.dir, exist_ok=True)
@@ -156,60 +289,17 @@ def main():
             r = random.Random(seed)
             types = [random_type(r, 3, True, user if r.random() < 0.4 else ())
                      for _ in range(r.randint(1, 5))]
-            n = r.choice([1, 5, 100, 1000, 3000])
-            page = r.choice([16, 64, 200, 1024, 4096])
-            cluster = r.choice([1000, 5000, 50000, 200000])
-            compression = r.choice([0, 101, 207, 404, 505])
-            # Random column representations (and reduced precision of reals)
-            # most of the time; sometimes the last fields join late, through
-            # a model extension after a committed cluster or inside one.
-            represent = r.random() < 0.7
-            late = r.randint(1, len(types)) if r.random() < 0.4 else 0
-            at = r.randrange(n)
-            commit_first = r.random() < 0.5
-            # Storage options (EStorage of generate.py): no page checksums,
-            # no same-page merging, unbuffered writes, cluster groups; and
-            # sometimes keys so small that pages and envelopes span several
-            # (ROOT needs a blob's chunk offsets to fit its first key: keys of
-            # K bytes hold blobs of up to K*K/8 bytes).
-            storage = r.randrange(16) if r.random() < 0.5 else 0
-            if r.random() < 0.15:
-                # A parallel writer: clusters of three fill contexts
-                # interleave; it writes buffered, extends no model and ends
-                # no cluster group.
-                storage = (storage & ~(4 | 8)) | 16
-                late = 0
-            max_key = r.choice([0, 0, 0, 2048, 4096, 16384])
-            # Projected fields: a field's alias (bit k), a collection's
-            # cardinality (bit k + 8) and a member of a record or of a
-            # collection's records (bit k + 16), for some fields.
-            project = 0
-            if r.random() < args.projections:
-                for k in range(len(types)):
-                    project |= ((r.random() < 0.5) << k | (r.random() < 0.5) << (k + 8)
-                                | (r.random() < 0.5) << (k + 16))
             name = "r%04d" % seed
-            extension = ""
-            if late:
-                extension = ", last %d late at entry %d%s" % (
-                    late, at, " after a cluster" if commit_first else "")
-            options = [name for bit, name in ((1, "no checksums"), (2, "no same-page merging"),
-                                              (4, "unbuffered"), (8, "cluster groups"),
-                                              (16, "parallel writer")) if storage & bit]
-            if max_key:
-                options.append("keys <= %d B" % max_key)
-            if project:
-                options.append("projections %#x" % project)
-            summary = "%d entries, pages <= %d B, clusters ~%d B, compression %d%s%s%s: %s" % (
-                n, page, cluster, compression, ", random representations" if represent else "",
-                extension, "".join(", " + o for o in options), "; ".join(types))
-            code = """
+            files = [draw_file(r, types, args.projections)]
+            if r.random() < args.merged:
+                code, summary = draw_merge(r, name, seed, types, files, args.projections)
+            else:
+                summary = "%s: %s" % (files[0].summary, "; ".join(types))
+                code = """
 std::string write_%s(const char *path) {
    auto file = fixtures::Recreate(path);
-   return fixtures::nested::WriteRandom<%s>(*file, "T", %d, %d, %d, %d, %d, %d, %d, %s, %s, %d, %d, %d);
-}""" % (name, ", ".join(types), n, page, cluster, compression, seed, late, at,
-        "true" if commit_first else "false", "true" if represent else "false", storage, max_key,
-        project)
+   return fixtures::nested::WriteRandom<%s>(*file, "T", %s);
+}""" % (name, ", ".join(types), files[0].arguments(seed))
             # Each seed is written in a child process: ROOT fails on some
             # (exceptions, aborts), and then only that seed is lost.
             # The child tells what the RNTuple holds beyond the options drawn
@@ -223,6 +313,8 @@ std::string write_%s(const char *path) {
             os.close(write_end)
             with os.fdopen(read_end) as pipe:
                 facts = json.loads(pipe.read() or "{}")
+            if isinstance(facts, list):
+                facts = {key: sum(f[key] for f in facts) for key in (facts[0] if facts else {})}
             _, status = os.waitpid(pid, 0)
             code = os.waitstatus_to_exitcode(status)
             if code == 0:
@@ -232,13 +324,16 @@ std::string write_%s(const char *path) {
                     if facts.get(key):
                         summary += "; %s: %d" % (what, facts[key])
                         counts["with " + what] = counts.get("with " + what, 0) + 1
+                if len(files) > 1:
+                    counts["merged"] = counts.get("merged", 0) + 1
                 print("%s: %s" % (name, summary), flush=True)
                 counts["written"] += 1
                 continue
-            for ext in (".root", ".json"):
+            for ext in [".root", ".json"] + [".root.%d.root" % j for j in range(len(files))]:
                 if os.path.exists(os.path.join(args.dir, name + ext)):
                     os.remove(os.path.join(args.dir, name + ext))
-            reason = {2: "ROOT cannot compile it", 3: "ROOT's writer fails"}.get(code, "ROOT crashes (%d)" % code)
+            reason = {2: "ROOT cannot compile it", 3: "ROOT's writer fails",
+                      4: "ROOT's merger fails"}.get(code, "ROOT crashes (%d)" % code)
             print("%s: skipped, %s: %s" % (name, reason, summary), flush=True)
             counts[reason.split(" (")[0]] = counts.get(reason.split(" (")[0], 0) + 1
     print("; ".join("%s %d" % kv for kv in counts.items()))
@@ -260,7 +355,7 @@ def write_seed(root, directory, name, code, pipe):
         return 0
     except Exception as e:  # noqa: BLE001 - any failure of ROOT's loses only this seed
         print("%s: %s" % (name, str(e).strip().splitlines()[:2]), file=sys.stderr)
-        return 3
+        return 4 if "the merger fails" in str(e) else 3
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
