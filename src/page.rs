@@ -201,24 +201,38 @@ pub struct ColumnCursor {
 }
 
 impl ColumnCursor {
-    /// A cursor over `column` in `cluster`. `expected_first` is the element
-    /// index at which the column starts in this cluster when that is known
-    /// from the entry number (columns outside collections); elements before
-    /// the first page are then synthetic zeros (deferred columns). A column
-    /// absent from the cluster reads as zeros then, and otherwise (inside a
-    /// collection) holds no elements.
+    /// A cursor over `column` in `cluster`. `expected` is the range of
+    /// elements the column has in this cluster when that is known from the
+    /// entries (columns outside collections): its first element and how
+    /// many. Elements before the first page are then synthetic zeros
+    /// (deferred columns). A column absent from the cluster reads as zeros
+    /// then, and otherwise (inside a collection) holds no elements.
+    ///
+    /// A deferred column (one added by a late model extension) reads as ROOT
+    /// reads it: its pages hold the last elements of the cluster's range,
+    /// whatever element offset the page list gives (files merged by ROOT's
+    /// merger may give one that does not follow the entries).
     pub fn new(
         source: &PageSource,
         column: &ColumnDescriptor,
         cluster: &ClusterDescriptor,
-        expected_first: Option<u64>,
+        expected: Option<(u64, u64)>,
     ) -> Result<Self> {
         let coding = ColumnCoding::of(column);
+        let deferred = column.first_element_index.is_some_and(|i| i != 0);
         let (pages, zeros) = match cluster.column(column.id) {
             Some(range) => {
                 let offset = range.element_offset.unwrap_or(0);
-                let zeros = match expected_first {
-                    Some(first) => offset.checked_sub(first).ok_or_else(|| {
+                let zeros = match expected {
+                    Some((_, count)) if deferred => {
+                        let stored = range
+                            .pages
+                            .iter()
+                            .map(|p| u64::from(p.n_elements))
+                            .fold(0u64, u64::saturating_add);
+                        count.saturating_sub(stored)
+                    }
+                    Some((first, _)) => offset.checked_sub(first).ok_or_else(|| {
                         Error::malformed(
                             "page list envelope",
                             0,
@@ -250,7 +264,7 @@ impl ColumnCursor {
             carry: None,
             read_end: u64::MAX,
             batch_bytes: 0,
-            per_entry: expected_first.is_some(),
+            per_entry: expected.is_some(),
         })
     }
 

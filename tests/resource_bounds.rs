@@ -70,7 +70,8 @@ fn a_page_larger_than_the_page_limit_is_refused() {
         ..Limits::default()
     };
     let source = source_with(&ntuple, limits);
-    let mut cursor = ColumnCursor::new(&source, column, cluster, Some(0)).unwrap();
+    let mut cursor =
+        ColumnCursor::new(&source, column, cluster, Some((0, cluster.n_entries))).unwrap();
     let err = cursor
         .read_values::<f64>(0..10, &mut Vec::new())
         .unwrap_err();
@@ -136,7 +137,7 @@ fn a_batch_larger_than_the_batch_limit_is_refused() {
     assert!(range.pages.len() > 1);
     let column = ntuple.descriptor().column(id as u32).unwrap();
     let n = cluster.n_elements(id as u32);
-    let first = range.element_offset;
+    let first = range.element_offset.map(|first| (first, n));
     // The decompressed size of all its pages.
     let coding = ColumnCoding::new(column.column_type).with_bits_on_storage(column.bits_on_storage);
     let bytes: u64 = range
@@ -165,8 +166,8 @@ fn a_batch_larger_than_the_batch_limit_is_refused() {
 }
 
 /// A cursor over a column of `Plain` in a cluster without any of its pages;
-/// `expected_first` as [`ColumnCursor::new`] takes it.
-fn cursor_without_pages(expected_first: Option<u64>) -> ColumnCursor {
+/// `expected` as [`ColumnCursor::new`] takes it.
+fn cursor_without_pages(expected: Option<(u64, u64)>) -> ColumnCursor {
     let ntuple = ntuple("fundamentals.root", "Plain");
     let id = column_of(&ntuple, "int64");
     let column = ntuple.descriptor().column(id).unwrap();
@@ -176,14 +177,14 @@ fn cursor_without_pages(expected_first: Option<u64>) -> ColumnCursor {
         n_entries: 1,
         columns: Vec::new(),
     };
-    ColumnCursor::new(&ntuple.page_source(), column, &cluster, expected_first).unwrap()
+    ColumnCursor::new(&ntuple.page_source(), column, &cluster, expected).unwrap()
 }
 
 #[test]
 fn synthetic_zeros_count_against_the_batch_limit() {
     // A column of one element per entry, absent from a cluster, reads as
     // zeros; a claim of 2^40 of them must not allocate them.
-    let mut cursor = cursor_without_pages(Some(0));
+    let mut cursor = cursor_without_pages(Some((0, 1)));
     let err = cursor
         .read_values::<i64>(0..1 << 40, &mut Vec::new())
         .unwrap_err();
@@ -242,7 +243,8 @@ fn a_page_size_its_bytes_cannot_justify_fails_before_allocating() {
         columns,
     };
     let source = ntuple.page_source();
-    let mut cursor = ColumnCursor::new(&source, column, &cluster, Some(0)).unwrap();
+    let mut cursor =
+        ColumnCursor::new(&source, column, &cluster, Some((0, cluster.n_entries))).unwrap();
     let err = cursor
         .read_values::<f64>(0..10, &mut Vec::new())
         .unwrap_err();
@@ -364,7 +366,8 @@ fn column_ranges_are_checked_before_allocating() {
     assert!(elements > 0);
 
     let source = ntuple.page_source();
-    let cursor = ColumnCursor::new(&source, offsets, &cluster, Some(0)).unwrap();
+    let cursor =
+        ColumnCursor::new(&source, offsets, &cluster, Some((0, cluster.n_entries))).unwrap();
     assert_eq!(
         cursor.checked_len(&(0..elements), 8).unwrap() as u64,
         elements
@@ -379,7 +382,8 @@ fn column_ranges_are_checked_before_allocating() {
         },
         ..source
     };
-    let cursor = ColumnCursor::new(&small, offsets, &cluster, Some(0)).unwrap();
+    let cursor =
+        ColumnCursor::new(&small, offsets, &cluster, Some((0, cluster.n_entries))).unwrap();
     let err = cursor.checked_len(&(0..elements), 8).unwrap_err();
     assert!(matches!(err, Error::LimitExceeded { .. }), "{err}");
 }

@@ -159,7 +159,12 @@ impl NodeReader {
             .find(|rep| rep.iter().all(|&c| cluster.column(c).is_some()))
             .or(field.representations.first());
         let (per_column, per_entry_columns) = elements_per_entry(node);
-        let expected_first = per_column.and_then(|p| cluster.first_entry.checked_mul(p));
+        let expected = per_column.and_then(|p| {
+            Some((
+                cluster.first_entry.checked_mul(p)?,
+                cluster.n_entries.checked_mul(p)?,
+            ))
+        });
         let mut cursors = Vec::new();
         for (k, &id) in representation
             .map(Vec::as_slice)
@@ -170,13 +175,13 @@ impl NodeReader {
             let column = descriptor.column(id).ok_or_else(|| {
                 Error::malformed("schema description", 0, format!("missing column {id}"))
             })?;
-            let first = if k < per_entry_columns {
-                expected_first
+            let range = if k < per_entry_columns {
+                expected
             } else {
                 None
             };
             cursors.push(
-                ColumnCursor::new(source, column, cluster, first).with_context(|| path.clone())?,
+                ColumnCursor::new(source, column, cluster, range).with_context(|| path.clone())?,
             );
         }
         let children = child_nodes(node)

@@ -2003,6 +2003,113 @@ void ImportNanoTree(const std::string &treePath, const std::string &path)
 // attributes
 // ------------------------------------------------------------------------------------------------------------------
 
+/// One source of the `merged` fixture (`part` 0 or 1), with two RNTuples:
+/// `Late`, whose part 0 gains its fields but `x` by late model extensions
+/// (after a cluster, and `g` within one) while part 1 has them from the
+/// start; and `Union`, whose parts hold different fields besides `x`.
+void WriteMergeSource(const std::string &path, int part, int compression)
+{
+   auto file = Recreate(path);
+   RNTupleWriteOptions options;
+   options.SetCompression(compression);
+   {
+      auto model = RNTupleModel::Create();
+      auto x = model->MakeField<std::int32_t>("x");
+      std::shared_ptr<std::variant<double, std::int64_t>> v;
+      std::shared_ptr<float> f;
+      std::shared_ptr<std::string> s;
+      std::shared_ptr<std::vector<std::int32_t>> vec;
+      std::shared_ptr<std::uint8_t> g;
+      auto addLate = [&](auto &m) {
+         v = m.template MakeField<std::variant<double, std::int64_t>>("v");
+         f = m.template MakeField<float>("f");
+         s = m.template MakeField<std::string>("s");
+         vec = m.template MakeField<std::vector<std::int32_t>>("vec");
+      };
+      if (part == 1) {
+         addLate(*model);
+         g = model->MakeField<std::uint8_t>("g");
+      }
+      auto writer = RNTupleWriter::Append(std::move(model), "Late", *file, options);
+      const int n = part == 0 ? 7 : 4;
+      for (int i = 0; i < n; ++i) {
+         const int k = 100 * part + i;
+         if (part == 0 && i == 3) {
+            writer->CommitCluster();
+            auto updater = writer->CreateModelUpdater();
+            updater->BeginUpdate();
+            addLate(*updater);
+            updater->CommitUpdate();
+         }
+         if (part == 0 && i == 5) {
+            auto updater = writer->CreateModelUpdater();
+            updater->BeginUpdate();
+            g = updater->MakeField<std::uint8_t>("g");
+            updater->CommitUpdate();
+         }
+         *x = k;
+         if (v) {
+            if (k % 2)
+               *v = std::int64_t(-k) << 40;
+            else
+               *v = -0.25 * k;
+            *f = 1.5f * k;
+            *s = std::string(k % 4, 'a' + k % 26);
+            vec->assign(k % 3, k);
+         }
+         if (g)
+            *g = std::uint8_t(200 + k % 50);
+         writer->Fill();
+      }
+   }
+   {
+      auto model = RNTupleModel::Create();
+      auto x = model->MakeField<std::int32_t>("x");
+      std::shared_ptr<std::vector<float>> y;
+      std::shared_ptr<std::string> z;
+      std::shared_ptr<std::optional<std::int16_t>> w;
+      if (part == 0) {
+         y = model->MakeField<std::vector<float>>("y");
+      } else {
+         z = model->MakeField<std::string>("z");
+         w = model->MakeField<std::optional<std::int16_t>>("w");
+      }
+      auto writer = RNTupleWriter::Append(std::move(model), "Union", *file, options);
+      const int n = part == 0 ? 5 : 6;
+      for (int i = 0; i < n; ++i) {
+         const int k = 100 * part + i;
+         *x = k;
+         if (y)
+            y->assign(k % 3 + 1, 0.5f * k);
+         if (z) {
+            *z = "z" + std::to_string(k);
+            *w = k % 2 ? std::optional<std::int16_t>(std::int16_t(-k)) : std::nullopt;
+         }
+         writer->Fill();
+         if (i == 2)
+            writer->CommitCluster();
+      }
+   }
+}
+
+/// The `merged` fixture: the sources `sources` (see WriteMergeSource) merged
+/// into `path` as `hadd` merges them (TFileMerger), in Union mode,
+/// recompressed to `compression`, or with the first source's compression
+/// (pages copied as they are) if it is negative.
+void MergeFixture(const std::vector<std::string> &sources, const std::string &path, int compression)
+{
+   TFileMerger merger(kFALSE, kFALSE);
+   merger.SetPrintLevel(0);
+   merger.SetMergeOptions(TString(compression < 0 ? "rntuple.MergingMode=Union FirstSrcCompression"
+                                                  : "rntuple.MergingMode=Union"));
+   if (!merger.OutputFile(path.c_str(), "RECREATE", compression < 0 ? 505 : compression))
+      throw std::runtime_error("cannot create " + path);
+   for (const auto &source : sources)
+      merger.AddFile(source.c_str(), kFALSE);
+   if (!merger.Merge())
+      throw std::runtime_error("merging into " + path + " fails");
+}
+
 void WriteAttributes(const std::string &path)
 {
    auto model = RNTupleModel::Create();
@@ -2911,6 +3018,18 @@ def fixture_nested(out):
     return ["nested.root"]
 
 
+def fixture_merged(out, build_dir):
+    # Sources of different compression, merged with recompression; and of
+    # the same, merged with their pages copied.
+    sources = []
+    for part, compression in ((0, 101), (1, 404), (0, 505), (1, 505)):
+        sources.append(os.path.join(build_dir, "merge_source_%d.root" % len(sources)))
+        ROOT.fixtures.WriteMergeSource(sources[-1], part, compression)
+    ROOT.fixtures.MergeFixture(sources[:2], os.path.join(out, "merged.root"), 505)
+    ROOT.fixtures.MergeFixture(sources[2:], os.path.join(out, "merged_fast.root"), -1)
+    return ["merged.root", "merged_fast.root"]
+
+
 def fixture_attributes(out):
     ROOT.fixtures.WriteAttributes(os.path.join(out, "attributes.root"))
     return ["attributes.root"]
@@ -2930,6 +3049,7 @@ FIXTURES = {
     "importer": fixture_importer,
     "attributes": fixture_attributes,
     "nested": fixture_nested,
+    "merged": fixture_merged,
 }
 
 
@@ -2967,7 +3087,7 @@ def main():
                 sys.exit("unknown fixture " + name)
             func = FIXTURES[name]
             start = time.time()
-            if func is fixture_importer:
+            if func in (fixture_importer, fixture_merged):
                 files = func(HERE, build_dir)
             else:
                 files = func(HERE)
