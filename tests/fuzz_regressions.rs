@@ -72,6 +72,7 @@ const SEED_FILES: &[&str] = &[
     "clusters.root",
     "containers.root",
     "container/subdirs.root",
+    "merged.root",
 ];
 
 /// Envelope payloads: between the type-and-length word and the checksum.
