@@ -202,10 +202,9 @@ pub struct ColumnCursor {
 
 impl ColumnCursor {
     /// A cursor over `column` in `cluster`. `expected` is the range of
-    /// elements the column has in this cluster when that is known from the
-    /// entries (columns outside collections): its first element and how
-    /// many. Elements before the first page are then synthetic zeros
-    /// (deferred columns). A column absent from the cluster reads as zeros
+    /// element indices the column has in this cluster when that is known
+    /// from the entries (columns outside collections). Elements before the
+    /// first page are then synthetic zeros (deferred columns). A column absent from the cluster reads as zeros
     /// then, and otherwise (inside a collection) holds no elements.
     ///
     /// A deferred column (one added by a late model extension) reads as ROOT
@@ -216,27 +215,27 @@ impl ColumnCursor {
         source: &PageSource,
         column: &ColumnDescriptor,
         cluster: &ClusterDescriptor,
-        expected: Option<(u64, u64)>,
+        expected: Option<Range<u64>>,
     ) -> Result<Self> {
         let coding = ColumnCoding::of(column);
         let deferred = column.first_element_index.is_some_and(|i| i != 0);
         let (pages, zeros) = match cluster.column(column.id) {
             Some(range) => {
                 let offset = range.element_offset.unwrap_or(0);
-                let zeros = match expected {
-                    Some((_, count)) if deferred => {
+                let zeros = match &expected {
+                    Some(elements) if deferred => {
                         let stored = range
                             .pages
                             .iter()
                             .map(|p| u64::from(p.n_elements))
                             .fold(0u64, u64::saturating_add);
-                        count.saturating_sub(stored)
+                        elements.end.saturating_sub(elements.start).saturating_sub(stored)
                     }
-                    Some((first, _)) => offset.checked_sub(first).ok_or_else(|| {
+                    Some(elements) => offset.checked_sub(elements.start).ok_or_else(|| {
                         Error::malformed(
                             "page list envelope",
                             0,
-                            format!("column {} starts at element {offset} in cluster {}, before its first entry's element {first}", column.id, cluster.id),
+                            format!("column {} starts at element {offset} in cluster {}, before its first entry's element {}", column.id, cluster.id, elements.start),
                         )
                     })?,
                     None => 0,

@@ -71,7 +71,7 @@ fn a_page_larger_than_the_page_limit_is_refused() {
     };
     let source = source_with(&ntuple, limits);
     let mut cursor =
-        ColumnCursor::new(&source, column, cluster, Some((0, cluster.n_entries))).unwrap();
+        ColumnCursor::new(&source, column, cluster, Some(0..cluster.n_entries)).unwrap();
     let err = cursor
         .read_values::<f64>(0..10, &mut Vec::new())
         .unwrap_err();
@@ -137,7 +137,7 @@ fn a_batch_larger_than_the_batch_limit_is_refused() {
     assert!(range.pages.len() > 1);
     let column = ntuple.descriptor().column(id as u32).unwrap();
     let n = cluster.n_elements(id as u32);
-    let first = range.element_offset.map(|first| (first, n));
+    let first = range.element_offset.map(|first| first..first + n);
     // The decompressed size of all its pages.
     let coding = ColumnCoding::new(column.column_type).with_bits_on_storage(column.bits_on_storage);
     let bytes: u64 = range
@@ -151,7 +151,7 @@ fn a_batch_larger_than_the_batch_limit_is_refused() {
             ..Limits::default()
         };
         let source = source_with(&ntuple, limits);
-        let mut cursor = ColumnCursor::new(&source, column, cluster, first).unwrap();
+        let mut cursor = ColumnCursor::new(&source, column, cluster, first.clone()).unwrap();
         if can_decode_as::<f64>(column.column_type) {
             let mut out = Vec::<f64>::new();
             cursor.read_values(0..n, &mut out).map(|_| out.len())
@@ -167,7 +167,7 @@ fn a_batch_larger_than_the_batch_limit_is_refused() {
 
 /// A cursor over a column of `Plain` in a cluster without any of its pages;
 /// `expected` as [`ColumnCursor::new`] takes it.
-fn cursor_without_pages(expected: Option<(u64, u64)>) -> ColumnCursor {
+fn cursor_without_pages(expected: Option<std::ops::Range<u64>>) -> ColumnCursor {
     let ntuple = ntuple("fundamentals.root", "Plain");
     let id = column_of(&ntuple, "int64");
     let column = ntuple.descriptor().column(id).unwrap();
@@ -184,7 +184,7 @@ fn cursor_without_pages(expected: Option<(u64, u64)>) -> ColumnCursor {
 fn synthetic_zeros_count_against_the_batch_limit() {
     // A column of one element per entry, absent from a cluster, reads as
     // zeros; a claim of 2^40 of them must not allocate them.
-    let mut cursor = cursor_without_pages(Some((0, 1)));
+    let mut cursor = cursor_without_pages(Some(0..1));
     let err = cursor
         .read_values::<i64>(0..1 << 40, &mut Vec::new())
         .unwrap_err();
@@ -244,7 +244,7 @@ fn a_page_size_its_bytes_cannot_justify_fails_before_allocating() {
     };
     let source = ntuple.page_source();
     let mut cursor =
-        ColumnCursor::new(&source, column, &cluster, Some((0, cluster.n_entries))).unwrap();
+        ColumnCursor::new(&source, column, &cluster, Some(0..cluster.n_entries)).unwrap();
     let err = cursor
         .read_values::<f64>(0..10, &mut Vec::new())
         .unwrap_err();
@@ -366,8 +366,7 @@ fn column_ranges_are_checked_before_allocating() {
     assert!(elements > 0);
 
     let source = ntuple.page_source();
-    let cursor =
-        ColumnCursor::new(&source, offsets, &cluster, Some((0, cluster.n_entries))).unwrap();
+    let cursor = ColumnCursor::new(&source, offsets, &cluster, Some(0..cluster.n_entries)).unwrap();
     assert_eq!(
         cursor.checked_len(&(0..elements), 8).unwrap() as u64,
         elements
@@ -382,8 +381,7 @@ fn column_ranges_are_checked_before_allocating() {
         },
         ..source
     };
-    let cursor =
-        ColumnCursor::new(&small, offsets, &cluster, Some((0, cluster.n_entries))).unwrap();
+    let cursor = ColumnCursor::new(&small, offsets, &cluster, Some(0..cluster.n_entries)).unwrap();
     let err = cursor.checked_len(&(0..elements), 8).unwrap_err();
     assert!(matches!(err, Error::LimitExceeded { .. }), "{err}");
 }

@@ -159,11 +159,10 @@ impl NodeReader {
             .find(|rep| rep.iter().all(|&c| cluster.column(c).is_some()))
             .or(field.representations.first());
         let (per_column, per_entry_columns) = elements_per_entry(node);
+        // The element indices of a column of `p` elements per entry.
         let expected = per_column.and_then(|p| {
-            Some((
-                cluster.first_entry.checked_mul(p)?,
-                cluster.n_entries.checked_mul(p)?,
-            ))
+            let first = cluster.first_entry.checked_mul(p)?;
+            Some(first..first.checked_add(cluster.n_entries.checked_mul(p)?)?)
         });
         let mut cursors = Vec::new();
         for (k, &id) in representation
@@ -176,7 +175,7 @@ impl NodeReader {
                 Error::malformed("schema description", 0, format!("missing column {id}"))
             })?;
             let range = if k < per_entry_columns {
-                expected
+                expected.clone()
             } else {
                 None
             };
