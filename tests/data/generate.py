@@ -2092,24 +2092,6 @@ void WriteMergeSource(const std::string &path, int part, int compression)
    }
 }
 
-/// The `merged` fixture: the sources `sources` (see WriteMergeSource) merged
-/// into `path` as `hadd` merges them (TFileMerger), in Union mode,
-/// recompressed to `compression`, or with the first source's compression
-/// (pages copied as they are) if it is negative.
-void MergeFixture(const std::vector<std::string> &sources, const std::string &path, int compression)
-{
-   TFileMerger merger(kFALSE, kFALSE);
-   merger.SetPrintLevel(0);
-   merger.SetMergeOptions(TString(compression < 0 ? "rntuple.MergingMode=Union FirstSrcCompression"
-                                                  : "rntuple.MergingMode=Union"));
-   if (!merger.OutputFile(path.c_str(), "RECREATE", compression < 0 ? 505 : compression))
-      throw std::runtime_error("cannot create " + path);
-   for (const auto &source : sources)
-      merger.AddFile(source.c_str(), kFALSE);
-   if (!merger.Merge())
-      throw std::runtime_error("merging into " + path + " fails");
-}
-
 void WriteAttributes(const std::string &path)
 {
    auto model = RNTupleModel::Create();
@@ -3025,8 +3007,9 @@ def fixture_merged(out, build_dir):
     for part, compression in ((0, 101), (1, 404), (0, 505), (1, 505)):
         sources.append(os.path.join(build_dir, "merge_source_%d.root" % len(sources)))
         ROOT.fixtures.WriteMergeSource(sources[-1], part, compression)
-    ROOT.fixtures.MergeFixture(sources[:2], os.path.join(out, "merged.root"), 505)
-    ROOT.fixtures.MergeFixture(sources[2:], os.path.join(out, "merged_fast.root"), -1)
+    # Merged as hadd merges, in Union mode (see MergeRandom).
+    ROOT.fixtures.nested.MergeRandom(sources[:2], os.path.join(out, "merged.root"), "Union", 505)
+    ROOT.fixtures.nested.MergeRandom(sources[2:], os.path.join(out, "merged_fast.root"), "Union", -1)
     return ["merged.root", "merged_fast.root"]
 
 
