@@ -362,8 +362,8 @@ pub fn compare_ntuple(
 ) {
     let unchecked = nt["unchecked"].as_object().cloned().unwrap_or_default();
     // Fields whose reading failed in ROOT are left out of the read; the
-    // ones ROOT reads but does not give as values (streamed objects,
-    // fields of unknown types) stay in.
+    // ones ROOT reads but does not give as values (streamed objects of
+    // classes it lacks, fields of unknown types) stay in.
     let unread: Vec<&String> = unchecked
         .iter()
         .filter(|(_, why)| {

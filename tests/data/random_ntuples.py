@@ -12,7 +12,8 @@ reals included; some fields keep two and switch between them from cluster to
 cluster), fields that join late through a model extension, random page and
 cluster sizes, compression and storage options (page checksums, same-page
 merging, unbuffered writes, cluster groups, small keys, a parallel writer),
-projected fields (aliases, cardinalities and members of records), and random values
+projected fields (aliases, cardinalities and members of records), classes
+stored with ROOT's streamer (`--streamed`), and random values
 (`fixtures::nested` of generate.py) go to DIR/rNNNN.root, and ROOT's reading
 of it to DIR/rNNNN.json in the golden format. Some (`--merged`) are merged
 from two or three such files by ROOT's merger, as `hadd` merges them. The test
@@ -80,8 +81,8 @@ def random_type(r, depth, top=False, user=(), member=False):
 def random_classes(r, n_classes, n_enums, n_associative):
     """Random user types: enums of every underlying width, classes whose
     members are random types of the enums and earlier classes, some derived
-    from an earlier class, some with C arrays, and sets and maps of random
-    keys and values. Returns the header, the
+    from an earlier class, some with C arrays, sets and maps of random
+    keys and values, and classes stored with ROOT's streamer. Returns the header, the
     LinkDef, the `Fill` of each class (C++ for `fixtures::nested`) and the
     type names."""
     header = ["#pragma once", "#include <ROOT/RVec.hxx>", "#include <array>", "#include <bitset>", "#include <cstdint>",
@@ -130,9 +131,72 @@ def random_classes(r, n_classes, n_enums, n_associative):
             name = "std::%s<%s,%s>" % (kind, key, random_type(r, 1, user=names, member=True))
         linkdef.append("#pragma link C++ class %s+;" % name)
         names.append(name)
+    # Classes stored with ROOT's streamer, from a generator of their own
+    # (the types above stay those of earlier runs).
+    more_header, more_linkdef, more_fills, streamed = streamed_classes(random.Random(1), 6)
+    header.extend(more_header)
+    linkdef.extend(more_linkdef)
+    fills.extend(more_fills)
+    names.extend(streamed)
     linkdef.append("#endif")
     code = "namespace fixtures {\nnamespace nested {\n%s\n}\n}\n" % "\n".join(fills)
     return "\n".join(header) + "\n", "\n".join(linkdef) + "\n", code, names
+
+
+def streamable_type(r, depth, streamed, pairs):
+    """A random type that ROOT's streamer writes (fundamental types, strings,
+    vectors, pairs and the classes `streamed`), of nesting depth at most
+    `depth`: the members of a class stored with ROOT's streamer. The pairs
+    go to the set `pairs`: the streamer needs a dictionary for each."""
+    if depth <= 0 or r.random() < 0.4:
+        if streamed and r.random() < 0.3:
+            return r.choice(streamed)
+        return r.choice(SCALARS)
+    inner = lambda: streamable_type(r, depth - 1, streamed, pairs)  # noqa: E731
+    if r.random() < 0.25:
+        pair = "std::pair<%s,%s>" % (inner(), inner())
+        pairs.append(pair)
+        return pair
+    return "std::vector<%s>" % inner()
+
+
+def streamed_field(r, streamed):
+    """A random field type that holds one of the classes `streamed` (stored
+    with ROOT's streamer), alone or inside other types."""
+    for _ in range(100):
+        t = random_type(r, 2, True, streamed)
+        if "RandomStreamed" in t:
+            return t
+    return r.choice(streamed)
+
+
+def streamed_classes(r, n_classes):
+    """Random classes stored with ROOT's streamer (`rntupleStreamerMode`):
+    each an RNTuple field of its streamed bytes wherever it appears. Their
+    members are types the streamer writes, C arrays and earlier such
+    classes; some derive from an earlier one. Returns the header, the
+    LinkDef lines, the `Fill` of each class and the type names."""
+    header, linkdef, fills, names, pairs = [], [], [], [], []
+    for k in range(n_classes):
+        name = "RandomStreamed%d" % k
+        base = r.choice(names) if names and r.random() < 0.3 else None
+        members = []
+        for m in range(r.choice([0, 1, 2, 3, 4])):
+            if r.random() < 0.15:
+                members.append((r.choice(SCALARS[1:12]), "m%d[%d]" % (m, r.choice([1, 3])), "m%d" % m))
+            else:
+                members.append((streamable_type(r, 2, names, pairs), "m%d" % m, "m%d" % m))
+        header.append("struct %s%s {" % (name, " : public " + base if base else ""))
+        header.extend("   %s %s{};" % (t, d) for t, d, _ in members)
+        header.append("};")
+        linkdef.append("#pragma link C++ options=rntupleStreamerMode(true) class %s+;" % name)
+        body = ["Fill<%s>::Do(x, r);" % base] if base else []
+        body.extend("Fill<decltype(x.%s)>::Do(x.%s, r);" % (m, m) for _, _, m in members)
+        fills.append("template <>\nstruct Fill<%s> {\n   static void Do(%s &x, Rng &r)\n   {\n      %s\n   }\n};"
+                     % (name, name, "\n      ".join(body) or "(void)x, (void)r;"))
+        names.append(name)
+    linkdef.extend("#pragma link C++ class %s+;" % pair for pair in dict.fromkeys(pairs))
+    return header, linkdef, fills, names
 
 
 class File:
@@ -184,6 +248,10 @@ def draw_file(r, types, projections):
     # a model extension after a committed cluster or inside one.
     represent = r.random() < 0.7
     late = r.randint(1, len(types)) if r.random() < 0.4 else 0
+    # ROOT extends no model with a streamed class (it refuses a top-level
+    # one, and reads a nested one's earlier entries by streaming an empty
+    # buffer): the late fields stop before the last that holds one.
+    late = min(late, next((k for k, t in enumerate(reversed(types)) if "RandomStreamed" in t), late))
     at = r.randrange(n)
     commit_first = r.random() < 0.5
     # Storage options (EStorage of generate.py): no page checksums,
@@ -281,6 +349,9 @@ def main():
                         help="the share of files with projected fields (default 0.3)")
     parser.add_argument("--merged", type=float, default=0.15, metavar="P",
                         help="the share of RNTuples merged from several files (default 0.15)")
+    parser.add_argument("--streamed", type=float, default=0.15, metavar="P",
+                        help="the share of RNTuples given one more field of a class stored with ROOT's "
+                             "streamer (default 0.15)")
     args = parser.parse_args()
     first, last = (int(x) for x in args.seeds.split("-"))
     os.makedirs(args.dir, exist_ok=True)
@@ -289,6 +360,7 @@ def main():
         root = generate.ROOT
         # One set of user types for every seed, from its own seed.
         header, linkdef, fills, user = random_classes(random.Random(0), 24, 4, 8)
+        streamed = [name for name in user if name.startswith("RandomStreamed")]
         generate.load_dictionary(build_dir, "RandomTypes", header, linkdef)
         if not root.gInterpreter.Declare(fills):
             sys.exit("cannot declare the Fill of the random classes")
@@ -297,6 +369,11 @@ def main():
             r = random.Random(seed)
             types = [random_type(r, 3, True, user if r.random() < 0.4 else ())
                      for _ in range(r.randint(1, 5))]
+            # One more field holding a streamed class, first (it cannot join
+            # late), drawn from a generator of its own.
+            extra = random.Random(-seed)
+            if extra.random() < args.streamed:
+                types.insert(0, streamed_field(extra, streamed))
             name = "r%04d" % seed
             files = [draw_file(r, types, args.projections)]
             if r.random() < args.merged:
@@ -332,6 +409,8 @@ std::string write_%s(const char *path) {
                     if facts.get(key):
                         summary += "; %s: %d" % (what, facts[key])
                         counts["with " + what] = counts.get("with " + what, 0) + 1
+                if any("RandomStreamed" in t for t in types):
+                    counts["with streamed classes"] = counts.get("with streamed classes", 0) + 1
                 if len(files) > 1:
                     counts["merged"] = counts.get("merged", 0) + 1
                 print("%s: %s" % (name, summary), flush=True)
