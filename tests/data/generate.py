@@ -32,6 +32,7 @@ CLASSES_HXX = r'''
 
 #include <Rtypes.h>
 #include <ROOT/RVec.hxx>
+#include <TObject.h>
 
 #include <array>
 #include <cstdint>
@@ -123,6 +124,13 @@ struct PointSoA {
    ROOT::RVec<float> y;
    ROOT::RVec<std::int32_t> id;
    ClassDefNV(PointSoA, 2)
+};
+
+/// A class deriving from TObject, whose base RNTuple stores as a record of
+/// fUniqueID and fBits
+struct Tracked : public TObject {
+   std::int32_t fCount = 0;
+   ClassDefOverride(Tracked, 1)
 };
 
 /// Stored with the ROOT streamer (rntupleStreamerMode in the LinkDef)
@@ -234,6 +242,7 @@ LINKDEF_H = r'''
 #pragma link C++ class Empty+;
 #pragma link C++ class Point+;
 #pragma link C++ class IntBag+;
+#pragma link C++ class Tracked+;
 #pragma link C++ options=rntupleSoARecord(Point) class PointSoA+;
 #pragma link C++ options=rntupleStreamerMode(true) class StreamedThing+;
 // Compiled collection proxies; ROOT 6.40's interpreted (emulated) proxies crash on maps such as these
@@ -259,6 +268,7 @@ DUMPER_CXX = r'''
 #include <TFile.h>
 #include <TKey.h>
 #include <TList.h>
+#include <TObject.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -430,6 +440,17 @@ void Dump(const ROOT::RFieldBase &f, const void *ptr, std::string &out)
       TBufferFile buffer(TBuffer::kWrite);
       cl->Streamer(const_cast<void *>(ptr), buffer);
       AppendHexBytes(buffer.Buffer(), buffer.Length(), out);
+      return;
+   }
+   if (dynamic_cast<const ROOT::RField<TObject> *>(&f)) {
+      // ROOT sets kIsOnHeap and kNotDeleted in the bits of a TObject it
+      // reads, and its writer masks them out: give the bits it writes.
+      const auto *object = static_cast<const TObject *>(ptr);
+      out += "{\"fUniqueID\":";
+      AppendInt(object->GetUniqueID(), out);
+      out += ",\"fBits\":";
+      AppendInt(object->TestBits(~(TObject::kIsOnHeap | TObject::kNotDeleted)), out);
+      out += '}';
       return;
    }
    if (auto card = dynamic_cast<const ROOT::RCardinalityField *>(&f)) {
@@ -1572,6 +1593,9 @@ void WriteClasses(const std::string &path)
    model->AddField(RFieldBase::Create("vec_bag", "std::vector<IntBag>").Unwrap());
    model->AddField(RFieldBase::Create("streamed", "StreamedThing").Unwrap());
    model->AddField(std::make_unique<ROOT::Experimental::RSoAField>("soa", "PointSoA"));
+   auto tobject = model->MakeField<TObject>("tobject");
+   auto vecTObject = model->MakeField<std::vector<TObject>>("vec_tobject");
+   auto tracked = model->MakeField<Tracked>("tracked");
 
    auto writer = RNTupleWriter::Recreate(std::move(model), "Classes", path);
    auto streamed = Ptr<StreamedThing>(*writer, "streamed");
@@ -1623,6 +1647,18 @@ void WriteClasses(const std::string &path)
          vecBag->push_back(IntBag{std::vector<std::int32_t>(k + 1, -i)});
       streamed->fA = i;
       streamed->fB.assign(i % 3, 0.5 * i);
+      // User bits (14 to 23) and unique IDs; ROOT refuses kIsReferenced.
+      tobject->SetUniqueID(7u * i);
+      tobject->SetBit(1u << (14 + i), true);
+      vecTObject->resize(i % 3);
+      for (std::size_t k = 0; k < vecTObject->size(); ++k) {
+         (*vecTObject)[k].SetUniqueID(100 + i + k);
+         (*vecTObject)[k].ResetBit(1u << 23);
+         (*vecTObject)[k].SetBit(1u << 23, k % 2 == 1);
+      }
+      tracked->SetUniqueID(0xffffffffu - i);
+      tracked->SetBit(1u << (23 - i), true);
+      tracked->fCount = -i;
       soa->x.clear();
       soa->y.clear();
       soa->id.clear();
@@ -2203,6 +2239,16 @@ struct Fill {
          default: x = T(r.Next());
          }
       }
+   }
+};
+template <>
+struct Fill<TObject> {
+   static void Do(TObject &x, Rng &r)
+   {
+      x.SetUniqueID(static_cast<UInt_t>(r.Next()));
+      // The user bits, 14 to 23 (ROOT refuses kIsReferenced).
+      for (unsigned bit = 14; bit < 24; ++bit)
+         x.SetBit(1u << bit, r.Next() % 2);
    }
 };
 template <>
