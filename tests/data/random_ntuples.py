@@ -13,7 +13,7 @@ cluster), fields that join late through a model extension, random page and
 cluster sizes, compression and storage options (page checksums, same-page
 merging, unbuffered writes, cluster groups, small keys, a parallel writer),
 projected fields (aliases, cardinalities and members of records), classes
-stored with ROOT's streamer (`--streamed`), and random values
+stored with ROOT's streamer and TObjects (`--streamed`), and random values
 (`fixtures::nested` of generate.py) go to DIR/rNNNN.root, and ROOT's reading
 of it to DIR/rNNNN.json in the golden format. Some (`--merged`) are merged
 from two or three such files by ROOT's merger, as `hadd` merges them. The test
@@ -138,6 +138,7 @@ def random_classes(r, n_classes, n_enums, n_associative):
     linkdef.extend(more_linkdef)
     fills.extend(more_fills)
     names.extend(streamed)
+    names.append("TObject")
     linkdef.append("#endif")
     code = "namespace fixtures {\nnamespace nested {\n%s\n}\n}\n" % "\n".join(fills)
     return "\n".join(header) + "\n", "\n".join(linkdef) + "\n", code, names
@@ -160,14 +161,14 @@ def streamable_type(r, depth, streamed, pairs):
     return "std::vector<%s>" % inner()
 
 
-def streamed_field(r, streamed):
-    """A random field type that holds one of the classes `streamed` (stored
-    with ROOT's streamer), alone or inside other types."""
+def object_field(r, objects):
+    """A random field type that holds one of the classes `objects` (classes
+    stored with ROOT's streamer, TObject), alone or inside other types."""
     for _ in range(100):
-        t = random_type(r, 2, True, streamed)
-        if "RandomStreamed" in t:
+        t = random_type(r, 2, True, objects)
+        if any(name in t for name in objects):
             return t
-    return r.choice(streamed)
+    return r.choice(objects)
 
 
 def streamed_classes(r, n_classes):
@@ -351,7 +352,7 @@ def main():
                         help="the share of RNTuples merged from several files (default 0.15)")
     parser.add_argument("--streamed", type=float, default=0.15, metavar="P",
                         help="the share of RNTuples given one more field of a class stored with ROOT's "
-                             "streamer (default 0.15)")
+                             "streamer or of TObject (default 0.15)")
     args = parser.parse_args()
     first, last = (int(x) for x in args.seeds.split("-"))
     os.makedirs(args.dir, exist_ok=True)
@@ -360,7 +361,7 @@ def main():
         root = generate.ROOT
         # One set of user types for every seed, from its own seed.
         header, linkdef, fills, user = random_classes(random.Random(0), 24, 4, 8)
-        streamed = [name for name in user if name.startswith("RandomStreamed")]
+        objects = [name for name in user if name.startswith("RandomStreamed") or name == "TObject"]
         generate.load_dictionary(build_dir, "RandomTypes", header, linkdef)
         if not root.gInterpreter.Declare(fills):
             sys.exit("cannot declare the Fill of the random classes")
@@ -369,11 +370,12 @@ def main():
             r = random.Random(seed)
             types = [random_type(r, 3, True, user if r.random() < 0.4 else ())
                      for _ in range(r.randint(1, 5))]
-            # One more field holding a streamed class, first (it cannot join
-            # late), drawn from a generator of its own.
+            # One more field holding a streamed class or a TObject, first (a
+            # streamed class cannot join late), drawn from a generator of
+            # its own.
             extra = random.Random(-seed)
             if extra.random() < args.streamed:
-                types.insert(0, streamed_field(extra, streamed))
+                types.insert(0, object_field(extra, objects))
             name = "r%04d" % seed
             files = [draw_file(r, types, args.projections)]
             if r.random() < args.merged:
@@ -409,8 +411,9 @@ std::string write_%s(const char *path) {
                     if facts.get(key):
                         summary += "; %s: %d" % (what, facts[key])
                         counts["with " + what] = counts.get("with " + what, 0) + 1
-                if any("RandomStreamed" in t for t in types):
-                    counts["with streamed classes"] = counts.get("with streamed classes", 0) + 1
+                for key, word in (("with streamed classes", "RandomStreamed"), ("with TObjects", "TObject")):
+                    if any(word in t for t in types):
+                        counts[key] = counts.get(key, 0) + 1
                 if len(files) > 1:
                     counts["merged"] = counts.get("merged", 0) + 1
                 print("%s: %s" % (name, summary), flush=True)
