@@ -78,6 +78,20 @@ def random_type(r, depth, top=False, user=(), member=False):
     return "std::vector<%s>" % inner()
 
 
+def class_code(name, base, members):
+    """The declaration of the class `name`, deriving from `base` if given,
+    with `members` (type, declarator, name), and its `Fill` (C++ for
+    `fixtures::nested`)."""
+    declaration = ["struct %s%s {" % (name, " : public " + base if base else "")]
+    declaration.extend("   %s %s{};" % (t, d) for t, d, _ in members)
+    declaration.append("};")
+    body = ["Fill<%s>::Do(x, r);" % base] if base else []
+    body.extend("Fill<decltype(x.%s)>::Do(x.%s, r);" % (m, m) for _, _, m in members)
+    fill = ("template <>\nstruct Fill<%s> {\n   static void Do(%s &x, Rng &r)\n   {\n      %s\n   }\n};"
+            % (name, name, "\n      ".join(body) or "(void)x, (void)r;"))
+    return declaration, fill
+
+
 def random_classes(r, n_classes, n_enums, n_associative):
     """Random user types: enums of every underlying width, classes whose
     members are random types of the enums and earlier classes, some derived
@@ -109,14 +123,10 @@ def random_classes(r, n_classes, n_enums, n_associative):
                 members.append(("%s" % r.choice(SCALARS[1:12]), "m%d[%d]" % (m, r.choice([1, 3])), "m%d" % m))
             else:
                 members.append((random_type(r, 2, True, names, True), "m%d" % m, "m%d" % m))
-        header.append("struct %s%s {" % (name, " : public " + base if base else ""))
-        header.extend("   %s %s{};" % (t, d) for t, d, _ in members)
-        header.append("};")
+        declaration, fill = class_code(name, base, members)
+        header.extend(declaration)
         linkdef.append("#pragma link C++ class %s+;" % name)
-        body = ["Fill<%s>::Do(x, r);" % base] if base else []
-        body.extend("Fill<decltype(x.%s)>::Do(x.%s, r);" % (m, m) for _, _, m in members)
-        fills.append("template <>\nstruct Fill<%s> {\n   static void Do(%s &x, Rng &r)\n   {\n      %s\n   }\n};"
-                     % (name, name, "\n      ".join(body) or "(void)x, (void)r;"))
+        fills.append(fill)
         classes.append(name)
         names.append(name)
     # Sets and maps, with compiled collection proxies: ROOT 6.40 aborts
@@ -187,14 +197,10 @@ def streamed_classes(r, n_classes):
                 members.append((r.choice(SCALARS[1:12]), "m%d[%d]" % (m, r.choice([1, 3])), "m%d" % m))
             else:
                 members.append((streamable_type(r, 2, names, pairs), "m%d" % m, "m%d" % m))
-        header.append("struct %s%s {" % (name, " : public " + base if base else ""))
-        header.extend("   %s %s{};" % (t, d) for t, d, _ in members)
-        header.append("};")
+        declaration, fill = class_code(name, base, members)
+        header.extend(declaration)
         linkdef.append("#pragma link C++ options=rntupleStreamerMode(true) class %s+;" % name)
-        body = ["Fill<%s>::Do(x, r);" % base] if base else []
-        body.extend("Fill<decltype(x.%s)>::Do(x.%s, r);" % (m, m) for _, _, m in members)
-        fills.append("template <>\nstruct Fill<%s> {\n   static void Do(%s &x, Rng &r)\n   {\n      %s\n   }\n};"
-                     % (name, name, "\n      ".join(body) or "(void)x, (void)r;"))
+        fills.append(fill)
         names.append(name)
     linkdef.extend("#pragma link C++ class %s+;" % pair for pair in dict.fromkeys(pairs))
     return header, linkdef, fills, names
