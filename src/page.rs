@@ -204,8 +204,9 @@ impl ColumnCursor {
     /// A cursor over `column` in `cluster`. `expected` is the range of
     /// element indices the column has in this cluster when that is known
     /// from the entries (columns outside collections). Elements before the
-    /// first page are then synthetic zeros (deferred columns). A column absent from the cluster reads as zeros
-    /// then, and otherwise (inside a collection) holds no elements.
+    /// first page are then synthetic zeros (deferred columns). A column
+    /// absent from the cluster reads as zeros then, and otherwise (inside a
+    /// collection) holds no elements.
     ///
     /// A deferred column (one added by a late model extension) reads as ROOT
     /// reads it: its pages hold the last elements of the cluster's range,

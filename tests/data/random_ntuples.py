@@ -95,10 +95,10 @@ def class_code(name, base, members):
 def random_classes(r, n_classes, n_enums, n_associative):
     """Random user types: enums of every underlying width, classes whose
     members are random types of the enums and earlier classes, some derived
-    from an earlier class, some with C arrays, sets and maps of random
-    keys and values, and classes stored with ROOT's streamer. Returns the header, the
-    LinkDef, the `Fill` of each class (C++ for `fixtures::nested`) and the
-    type names."""
+    from an earlier class, some with C arrays, sets and maps of random keys
+    and values, classes stored with ROOT's streamer, and TObject. Returns the
+    header, the LinkDef, the `Fill` of each class (C++ for
+    `fixtures::nested`) and the type names."""
     header = ["#pragma once", "#include <ROOT/RVec.hxx>", "#include <array>", "#include <bitset>", "#include <cstdint>",
               "#include <map>", "#include <memory>", "#include <optional>", "#include <set>", "#include <string>",
               "#include <tuple>", "#include <unordered_map>", "#include <unordered_set>", "#include <utility>",
