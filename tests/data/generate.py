@@ -890,6 +890,7 @@ WRITERS_CXX = r'''
 #include <TDirectory.h>
 #include <TFile.h>
 #include <TFileMerger.h>
+#include <TLorentzVector.h>
 #include <TNamed.h>
 #include <TTree.h>
 
@@ -1596,8 +1597,12 @@ void WriteClasses(const std::string &path)
    auto tobject = model->MakeField<TObject>("tobject");
    auto vecTObject = model->MakeField<std::vector<TObject>>("vec_tobject");
    auto tracked = model->MakeField<Tracked>("tracked");
+   // A TObject-derived class with a hand-written streamer, which RNTuple
+   // stores only through its streamer.
+   model->AddField(std::make_unique<ROOT::RStreamerField>("lorentz", "TLorentzVector"));
 
    auto writer = RNTupleWriter::Recreate(std::move(model), "Classes", path);
+   auto lorentz = Ptr<TLorentzVector>(*writer, "lorentz");
    auto streamed = Ptr<StreamedThing>(*writer, "streamed");
    auto bag = Ptr<IntBag>(*writer, "bag");
    auto vecBag = Ptr<std::vector<IntBag>>(*writer, "vec_bag");
@@ -1659,6 +1664,8 @@ void WriteClasses(const std::string &path)
       tracked->SetUniqueID(0xffffffffu - i);
       tracked->SetBit(1u << (23 - i), true);
       tracked->fCount = -i;
+      lorentz->SetPxPyPzE(0.5 * i, -1.5 * i, 2.0 + i, 10.0 + 3 * i);
+      lorentz->SetUniqueID(11u * i);
       soa->x.clear();
       soa->y.clear();
       soa->id.clear();
@@ -2911,7 +2918,8 @@ def init_root(build_dir):
     ROOT.gROOT.SetBatch(True)
     ROOT.gErrorIgnoreLevel = ROOT.kWarning
 
-    for library in ("libROOTNTuple", "libROOTNTupleUtil", "libTree"):
+    # libPhysics: TLorentzVector, stored in classes.root through its streamer.
+    for library in ("libROOTNTuple", "libROOTNTupleUtil", "libTree", "libPhysics"):
         if ROOT.gSystem.Load(library) < 0:
             sys.exit("cannot load " + library)
     load_dictionary(build_dir, "FixtureTypes", CLASSES_HXX, LINKDEF_H)
