@@ -198,6 +198,10 @@ pub struct ColumnCursor {
     /// then reads as zeros for every entry. A column inside a collection
     /// without pages holds no elements: its collections are all empty.
     per_entry: bool,
+    /// Whether [`read_values_buffer`](Self::read_values_buffer) writes
+    /// large outputs with streaming stores (see
+    /// [`set_streaming`](Self::set_streaming)).
+    streaming: bool,
 }
 
 impl ColumnCursor {
@@ -265,7 +269,26 @@ impl ColumnCursor {
             read_end: u64::MAX,
             batch_bytes: 0,
             per_entry: expected.is_some(),
+            streaming: false,
         })
+    }
+
+    /// Has [`read_values_buffer`](Self::read_values_buffer) write the
+    /// values of split 32-bit columns with streaming stores, which bypass
+    /// the cache, where it decodes many at once: for reads whose batches
+    /// outgrow the cache before they are used (see
+    /// [`NodeReader::set_streaming`](crate::arrow::assemble::NodeReader::set_streaming)).
+    pub fn set_streaming(&mut self, on: bool) {
+        self.streaming = on;
+    }
+
+    /// The bytes of the column's pages in this cluster, decompressed.
+    pub fn page_bytes(&self) -> u64 {
+        let bits = u64::from(self.coding.bits_on_storage);
+        self.pages
+            .iter()
+            .map(|p| (u64::from(p.n_elements).saturating_mul(bits)).div_ceil(8))
+            .fold(0, u64::saturating_add)
     }
 
     /// Promises that no read goes past cluster-relative element `end`: a
@@ -626,6 +649,11 @@ impl ColumnCursor {
         // the last page to grow into.
         let room = n.saturating_add(n / 8);
         let keep_rest = range.end < self.read_end;
+        let decode = if self.streaming {
+            encoding::decode_values_in_streaming::<T>
+        } else {
+            encoding::decode_values_in::<T>
+        };
         let mut carry = None;
         self.for_each_span(at..range.end, |this, span| match span {
             Span::Zeros(k) => {
@@ -633,18 +661,11 @@ impl ColumnCursor {
                 Ok(())
             }
             Span::Page { page, sub, .. } => this.with_page(page, |bytes, coding, len, offset| {
-                encoding::decode_values_in(coding, bytes, len, sub.clone(), offset, &mut out)?;
+                decode(coding, bytes, len, sub.clone(), offset, &mut out)?;
                 if sub.end < len && keep_rest {
                     let rest = len - sub.end;
                     let mut kept: Vec<T> = Vec::with_capacity(rest.max(room));
-                    encoding::decode_values_in(
-                        coding,
-                        bytes,
-                        len,
-                        sub.end..len,
-                        offset,
-                        &mut kept,
-                    )?;
+                    decode(coding, bytes, len, sub.end..len, offset, &mut kept)?;
                     carry = Some(Carry {
                         start: range.end,
                         values: Box::new(kept),

@@ -231,6 +231,31 @@ impl NodeReader {
         }
     }
 
+    /// Has every column of this node and its children write large decoded
+    /// outputs with streaming stores ([`ColumnCursor::set_streaming`]).
+    pub fn set_streaming(&mut self, on: bool) {
+        for cursor in &mut self.cursors {
+            cursor.set_streaming(on);
+        }
+        for child in &mut self.children {
+            child.set_streaming(on);
+        }
+    }
+
+    /// Adds the decompressed page bytes in this cluster of each column of
+    /// this node and its children that is not in `seen` yet (projections
+    /// read their sources' columns), and puts the columns in `seen`.
+    pub fn add_page_bytes(&self, seen: &mut HashSet<u32>, total: &mut u64) {
+        for cursor in &self.cursors {
+            if seen.insert(cursor.column_id()) {
+                *total = total.saturating_add(cursor.page_bytes());
+            }
+        }
+        for child in &self.children {
+            child.add_page_bytes(seen, total);
+        }
+    }
+
     /// Passes the read end on to the items of a collection: a read of
     /// `range` that ends at this node's read end reads no item past
     /// `items.end`.

@@ -47,6 +47,7 @@ mod native;
 mod plain;
 mod real;
 mod split;
+mod streaming;
 mod zigzag;
 
 pub use bits::BitVec;
@@ -373,6 +374,36 @@ pub fn decode_values_in<T: NativeType>(
         other => return Err(cannot_read(other, T::NAME)),
     }
     Ok(())
+}
+
+/// Like [`decode_values_in`], but writes many values of split 32-bit reals
+/// and integers read as their own type with streaming stores, which bypass
+/// the cache: for output that is read, if at all, after the cache has moved
+/// on (see `streaming.rs`). Other columns and types decode as there.
+pub(crate) fn decode_values_in_streaming<T: NativeType>(
+    coding: &ColumnCoding,
+    src: &[u8],
+    n: usize,
+    sub: Range<usize>,
+    offset: u64,
+    out: &mut Vec<T>,
+) -> Result<()> {
+    use ColumnType as C;
+    let bits_kept = match coding.column_type {
+        C::SplitReal32 => T::NAME == "f32",
+        C::SplitUInt32 => T::NAME == "u32",
+        C::SplitInt32 => T::NAME == "i32",
+        _ => false,
+    };
+    if bits_kept && sub.len() >= streaming::MIN_VALUES {
+        coding.check_page(src.len(), n, offset)?;
+        check_sub(&sub, n, offset)?;
+        let zigzag = coding.column_type == C::SplitInt32;
+        if streaming::extend_u32_bits(src, n, sub.clone(), out, zigzag) {
+            return Ok(());
+        }
+    }
+    decode_values_in(coding, src, n, sub, offset, out)
 }
 
 /// Decodes the `n` cluster-relative end offsets of one page `src` of an

@@ -987,3 +987,75 @@ fn offsets_said_to_be_ordered_are() {
         }
     }
 }
+
+/// Streaming stores give the values of ordinary decoding: split 32-bit
+/// pages of random bits (NaNs and zigzag extremes included), parts that
+/// start anywhere, outputs that already hold values (so the output starts
+/// at every alignment), lengths around the kernel's threshold and vector
+/// width; other column types and target types take the ordinary path.
+#[test]
+fn streaming_stores_decode_as_ordinary_stores() {
+    fn check<T: NativeType>(
+        column_type: ColumnType,
+        page: &[u8],
+        n: usize,
+        sub: Range<usize>,
+        held: usize,
+    ) {
+        let c = coding(column_type);
+        let mut expected: Vec<T> = vec![T::default(); held];
+        decode_values_in(&c, page, n, sub.clone(), 0, &mut expected).unwrap();
+        let mut streamed: Vec<T> = vec![T::default(); held];
+        decode_values_in_streaming(&c, page, n, sub.clone(), 0, &mut streamed).unwrap();
+        let bits = |v: &[T]| {
+            v.iter()
+                .flat_map(|x| x.to_le_bytes().as_ref().to_vec())
+                .collect::<Vec<u8>>()
+        };
+        assert!(
+            bits(&streamed) == bits(&expected),
+            "{column_type} as {}, n {n}, {sub:?}, {held} held",
+            T::NAME
+        );
+    }
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+    let min = streaming::MIN_VALUES;
+    for n in [min, min + 1, min + 15, min + 16, min + 63, 3 * min + 7] {
+        let mut page: Vec<u8> = (0..4 * n).map(|_| next() as u8).collect();
+        // NaN payloads and zigzag extremes (0xFFFFFFFF, 0xFFFFFFFE).
+        for (k, &byte) in [0xFFu8, 0xFF, 0xFF, 0xFF, 0xFE, 0xFF, 0xFF, 0xFF]
+            .iter()
+            .enumerate()
+        {
+            page[(k % 4) * n + k / 4] = byte;
+        }
+        for round in 0..12 {
+            let start = match round {
+                0 => 0,
+                1 => n - min,
+                _ => (next() as usize) % (n - min + 1),
+            };
+            let end = if round % 3 == 0 {
+                n
+            } else {
+                start + min + (next() as usize) % (n - start - min + 1)
+            };
+            let held = (next() % 17) as usize;
+            check::<f32>(C::SplitReal32, &page, n, start..end, held);
+            check::<u32>(C::SplitUInt32, &page, n, start..end, held);
+            check::<i32>(C::SplitInt32, &page, n, start..end, held);
+            check::<f64>(C::SplitReal32, &page, n, start..end, held);
+            check::<i64>(C::SplitInt32, &page, n, start..end, held);
+            check::<i32>(C::SplitUInt32, &page, n, start..end, held);
+            check::<i16>(C::SplitInt16, &page[..2 * n], n, start..end, held);
+        }
+    }
+    // Short parts and bad pages behave as ordinary decoding.
+    let c = coding(C::SplitReal32);
+    let page = vec![0u8; 4 * min];
+    let mut out: Vec<f32> = Vec::new();
+    assert!(decode_values_in_streaming(&c, &page, min, 0..min + 1, 0, &mut out).is_err());
+    assert!(decode_values_in_streaming(&c, &page[1..], min, 0..min, 0, &mut out).is_err());
+    decode_values_in_streaming(&c, &page, min, 5..9, 0, &mut out).unwrap();
+    assert_eq!(out, [0.0; 4]);
+}

@@ -1,6 +1,6 @@
 //! The reader builder and the record batch iterator.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::ops::Range;
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
@@ -19,6 +19,14 @@ use crate::page::{Limits, PageSource, ReadStats};
 
 /// Default number of entries per batch.
 pub const DEFAULT_BATCH_SIZE: usize = 65_536;
+
+/// Reads whose batches hold at least this many bytes of arrays write large
+/// decoded pages with streaming stores, which bypass the cache: with a
+/// couple of such batches in flight and a page of every column kept for the
+/// next batches, the values leave the cache before anything reads them, and
+/// ordinary stores would first read every line of the fresh output from
+/// memory. Smaller batches, such as SQL scans', are read while cached.
+const STREAMING_BATCH_BYTES: u64 = 4 << 20;
 
 /// Configures a read of one RNTuple, in the manner of arrow-rs'
 /// `ParquetRecordBatchReaderBuilder`: metadata is available before
@@ -279,6 +287,19 @@ impl ClusterState {
             .with_context(|| format!("cluster {}", cluster.id))?;
         for reader in &mut readers {
             reader.set_read_end(range.end);
+        }
+        // The arrays of a batch, estimated from the cluster's pages.
+        let mut seen = HashSet::new();
+        let mut page_bytes = 0u64;
+        for reader in &readers {
+            reader.add_page_bytes(&mut seen, &mut page_bytes);
+        }
+        let batch = batch_size.min(cluster.n_entries.max(1));
+        let batch_bytes = page_bytes.saturating_mul(batch) / cluster.n_entries.max(1);
+        if batch_bytes >= STREAMING_BATCH_BYTES {
+            for reader in &mut readers {
+                reader.set_streaming(true);
+            }
         }
         Ok(Self {
             id: cluster.id,
