@@ -263,6 +263,19 @@ struct ClusterThread {
     thread: std::thread::JoinHandle<()>,
 }
 
+/// The bytes of the arrays of a batch of `batch_size` entries of `readers`
+/// in `cluster`, estimated from the decompressed bytes of the cluster's
+/// pages of the columns they read.
+fn batch_bytes(readers: &[NodeReader], cluster: &ClusterDescriptor, batch_size: u64) -> u64 {
+    let mut seen = HashSet::new();
+    let mut page_bytes = 0u64;
+    for reader in readers {
+        reader.add_page_bytes(&mut seen, &mut page_bytes);
+    }
+    let entries = cluster.n_entries.max(1);
+    page_bytes.saturating_mul(batch_size.min(entries)) / entries
+}
+
 /// The batches of one cluster still to read.
 #[derive(Debug)]
 struct ClusterState {
@@ -288,15 +301,7 @@ impl ClusterState {
         for reader in &mut readers {
             reader.set_read_end(range.end);
         }
-        // The arrays of a batch, estimated from the cluster's pages.
-        let mut seen = HashSet::new();
-        let mut page_bytes = 0u64;
-        for reader in &readers {
-            reader.add_page_bytes(&mut seen, &mut page_bytes);
-        }
-        let batch = batch_size.min(cluster.n_entries.max(1));
-        let batch_bytes = page_bytes.saturating_mul(batch) / cluster.n_entries.max(1);
-        if batch_bytes >= STREAMING_BATCH_BYTES {
+        if batch_bytes(&readers, cluster, batch_size) >= STREAMING_BATCH_BYTES {
             for reader in &mut readers {
                 reader.set_streaming(true);
             }
