@@ -287,7 +287,7 @@ impl ColumnCursor {
         let bits = u64::from(self.coding.bits_on_storage);
         self.pages
             .iter()
-            .map(|p| (u64::from(p.n_elements).saturating_mul(bits)).div_ceil(8))
+            .map(|p| u64::from(p.n_elements).saturating_mul(bits).div_ceil(8))
             .fold(0, u64::saturating_add)
     }
 

@@ -71,12 +71,14 @@ mod sse2 {
     use std::arch::x86_64::*;
     use std::ops::Range;
 
+    use super::super::zigzag::Zigzag;
+
     /// The value of element `i`: byte `b` from plane `b`.
     #[inline(always)]
     fn gather(planes: &[&[u8]; 4], i: usize, zigzag: bool) -> u32 {
         let bits = u32::from_le_bytes(planes.map(|p| p.get(i).copied().unwrap_or(0)));
         if zigzag {
-            (bits >> 1) ^ (bits & 1).wrapping_neg()
+            bits.decode() as u32
         } else {
             bits
         }
