@@ -356,9 +356,16 @@ pub fn decode_values_in<T: NativeType>(
         C::SplitInt16 => zigzag_values::<u16, T>(src, n, sub, out),
         C::SplitInt32 => zigzag_values::<u32, T>(src, n, sub, out),
         C::SplitInt64 => zigzag_values::<u64, T>(src, n, sub, out),
-        C::Real16 | C::SplitReal16 => for_each::<u16>(split, src, n, sub, |block| {
-            out.extend(block.iter().map(|&h| T::from_f32(real::half_to_f32(h))));
-        }),
+        C::Real16 | C::SplitReal16 => {
+            let widen = |h: u16| T::from_f32(real::half_to_f32(h));
+            if split {
+                split::extend_in(src, n, sub, out, widen);
+            } else {
+                for_each::<u16>(false, src, n, sub, |block| {
+                    out.extend(block.iter().map(|&h| widen(h)));
+                });
+            }
+        }
         C::Real32 | C::SplitReal32 => cast_values::<f32, T>(split, src, n, sub, out),
         C::Real64 | C::SplitReal64 => cast_values::<f64, T>(split, src, n, sub, out),
         C::Real32Trunc => {

@@ -40,14 +40,37 @@ use super::native::NativeType;
 
 /// The single precision value of half precision bits, as ROOT's portable
 /// `HalfToFloat` computes it: exact, and NaN payloads kept bit for bit.
+///
+/// Branch-free, so that loops over a page compile to vector code: the three
+/// cases are computed for every value and one is picked.
 #[inline]
 pub(crate) fn half_to_f32(half: u16) -> f32 {
-    if half & 0x7C00 == 0x7C00 && half & 0x03FF != 0 {
-        // `half` quiets signalling NaNs; ROOT keeps the payload as it is.
-        let sign = u32::from(half & 0x8000) << 16;
-        return f32::from_bits(sign | 0x7F80_0000 | u32::from(half & 0x03FF) << 13);
-    }
-    half::f16::from_bits(half).to_f32()
+    /// The half's exponent bits, moved to where a float's are.
+    const EXPONENT: u32 = 0x7C00 << 13;
+    /// A float exponent of 113 - 127 = -14, the half's smallest.
+    const TWO_TO_MINUS_14: u32 = 113 << 23;
+    let h = u32::from(half);
+    let sign = (h & 0x8000) << 16;
+    // The exponent and mantissa, at a float's bit positions.
+    let magnitude = (h & 0x7FFF) << 13;
+    let exponent = magnitude & EXPONENT;
+    // Normal numbers: the exponent's bias goes from 15 to 127.
+    let normal = magnitude + ((127 - 15) << 23);
+    // Infinities and NaNs: all exponent bits set, the mantissa (a NaN's
+    // payload, signalling or not) kept as it is.
+    let special = magnitude | 0x7F80_0000;
+    // Zeros and subnormals, mantissa * 2^-24: the float 2^-14 * (1 + m/2^10)
+    // less 2^-14, exactly.
+    let subnormal =
+        (f32::from_bits(magnitude + TWO_TO_MINUS_14) - f32::from_bits(TWO_TO_MINUS_14)).to_bits();
+    let bits = if exponent == EXPONENT {
+        special
+    } else if exponent == 0 {
+        subnormal
+    } else {
+        normal
+    };
+    f32::from_bits(sign | bits)
 }
 
 /// The half precision bits of `value`, rounded to nearest even.
@@ -138,6 +161,19 @@ mod tests {
         assert_eq!(f32_to_half(1.0 + 2f32.powi(-11)), 0x3C00);
         assert_eq!(f32_to_half(1.0 + 3.0 * 2f32.powi(-11)), 0x3C02);
         assert_eq!(f32_to_half(1e6), 0x7C00);
+    }
+
+    #[test]
+    fn every_half_widens_as_the_half_crate_does_but_keeps_nan_payloads() {
+        for h in 0..=u16::MAX {
+            let expected = if h & 0x7C00 == 0x7C00 && h & 0x03FF != 0 {
+                // ROOT's HalfToFloat: sign, all exponent bits, the payload.
+                u32::from(h & 0x8000) << 16 | 0x7F80_0000 | u32::from(h & 0x03FF) << 13
+            } else {
+                half::f16::from_bits(h).to_f32().to_bits()
+            };
+            assert_eq!(half_to_f32(h).to_bits(), expected, "{h:#06x}");
+        }
     }
 
     #[test]
