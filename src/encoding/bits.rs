@@ -242,6 +242,77 @@ pub(crate) fn unpack_in(
     sub.map(move |i| item(src, i, bits))
 }
 
+/// Appends `map` of the items `sub` of the bit stream `src` of `bits`-bit
+/// items (1 to 32) to `out`, as [`unpack_in`] reads them.
+///
+/// Each width has its own loop over groups of 8 items (`bits` bytes, so a
+/// group starts on a byte): with the width a constant, every item's word
+/// and shift are constants too, and a group is a few loads, shifts and
+/// masks with no branch.
+pub(crate) fn extend_unpacked<T>(
+    src: &[u8],
+    sub: std::ops::Range<usize>,
+    bits: u32,
+    out: &mut Vec<T>,
+    map: impl Fn(u32) -> T,
+) {
+    macro_rules! by_width {
+        ($($b:literal)*) => {
+            match bits {
+                $($b => extend_unpacked_as::<$b, T>(src, sub, out, map),)*
+                _ => out.extend(unpack_in(src, sub, bits).map(map)),
+            }
+        };
+    }
+    by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32);
+}
+
+/// [`extend_unpacked`] for items of `B` bits.
+#[inline]
+fn extend_unpacked_as<const B: usize, T>(
+    src: &[u8],
+    sub: std::ops::Range<usize>,
+    out: &mut Vec<T>,
+    map: impl Fn(u32) -> T,
+) {
+    const GROUP: usize = 8;
+    let mask = (1u64 << B) - 1;
+    out.reserve(sub.len());
+    // Items before the first whole group, one at a time.
+    let mut i = sub.start.next_multiple_of(GROUP).min(sub.end);
+    out.extend((sub.start..i).map(|k| map(item(src, k, B as u32))));
+    while i + GROUP <= sub.end {
+        // Group `i / 8` is bytes `i / 8 * B ..` plus `B`; its items lie in
+        // the first four 64-bit words read from there.
+        let Some(bytes) = src
+            .get(i / GROUP * B..)
+            .and_then(|rest| rest.first_chunk::<32>())
+        else {
+            break; // the page's last bytes: the loop below reads them
+        };
+        let mut words = [0u64; 4];
+        for (word, chunk) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+            *word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        }
+        let mut items = [0u32; GROUP];
+        for (j, item) in items.iter_mut().enumerate() {
+            let at = j * B;
+            let (w, shift) = (at / 64, at % 64);
+            let lo = words.get(w).copied().unwrap_or_default() >> shift;
+            // An item that runs into the next word takes its high bits there.
+            let hi = if shift + B > 64 {
+                words.get(w + 1).copied().unwrap_or_default() << (64 - shift)
+            } else {
+                0
+            };
+            *item = ((lo | hi) & mask) as u32;
+        }
+        out.extend(items.iter().map(|&x| map(x)));
+        i += GROUP;
+    }
+    out.extend((i..sub.end).map(|k| map(item(src, k, B as u32))));
+}
+
 /// Appends the low `bits` bits (1 to 32) of each item to `out` as a bit
 /// stream, `ceil(n * bits / 8)` bytes with the unused high bits zero.
 pub(crate) fn pack(items: impl Iterator<Item = u32>, bits: u32, out: &mut Vec<u8>) {
@@ -282,14 +353,50 @@ mod tests {
         );
     }
 
+    /// A mask of the low `bits` bits (1 to 32).
+    fn low_bits(bits: u32) -> u32 {
+        u32::MAX >> (32 - bits)
+    }
+
+    #[test]
+    fn grouped_unpacking_reads_what_unpack_reads() {
+        for bits in 1..=32u32 {
+            let mask = low_bits(bits);
+            for n in [0usize, 1, 7, 8, 9, 16, 31, 40, 41, 100, 333] {
+                let items: Vec<u32> = (0..n as u32)
+                    .map(|i| i.wrapping_mul(0x9E37_79B9).rotate_left(i % 29) & mask)
+                    .collect();
+                let mut bytes = packed(&items, bits);
+                // Stale bits past the last item (ROOT's Bit pages may have
+                // them) must not leak into it.
+                if let Some(last) = bytes.last_mut() {
+                    let used = (n * bits as usize) % 8;
+                    if used != 0 {
+                        *last |= 0xFF << used;
+                    }
+                }
+                let starts = [0, 1, 3, 7, 8, 9, 17, n / 2, n.saturating_sub(1), n];
+                for start in starts.into_iter().filter(|&s| s <= n) {
+                    for end in [start, start + 1, start + 8, start + 13, start + 64, n] {
+                        if end > n || end < start {
+                            continue;
+                        }
+                        let mut got = vec![u64::MAX];
+                        extend_unpacked(&bytes, start..end, bits, &mut got, u64::from);
+                        let expected: Vec<u64> = std::iter::once(u64::MAX)
+                            .chain(items[start..end].iter().map(|&x| u64::from(x)))
+                            .collect();
+                        assert_eq!(got, expected, "bits {bits} n {n} items {start}..{end}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_width_round_trips() {
         for bits in 1..=32u32 {
-            let mask = if bits == 32 {
-                u32::MAX
-            } else {
-                (1 << bits) - 1
-            };
+            let mask = low_bits(bits);
             for n in [0usize, 1, 2, 7, 8, 9, 63, 64, 65, 200] {
                 let items: Vec<u32> = (0..n as u32)
                     .map(|i| i.wrapping_mul(0x9E37_79B9) & mask)

@@ -343,7 +343,7 @@ pub fn decode_values_in<T: NativeType>(
     // `sub` is bounded by the page: at most 8 elements per byte.
     out.reserve(sub.len());
     match coding.column_type {
-        C::Bit => out.extend(bits::unpack_in(src, sub, 1).map(|bit| T::from_int(u64::from(bit)))),
+        C::Bit => bits::extend_unpacked(src, sub, 1, out, |bit| T::from_int(u64::from(bit))),
         C::Byte | C::UInt8 => cast_values::<u8, T>(false, src, n, sub, out),
         // ROOT reads `char`, which is signed on the platforms it mostly runs on.
         C::Char | C::Int8 => cast_values::<i8, T>(false, src, n, sub, out),
@@ -368,15 +368,12 @@ pub fn decode_values_in<T: NativeType>(
         }
         C::Real32 | C::SplitReal32 => cast_values::<f32, T>(split, src, n, sub, out),
         C::Real64 | C::SplitReal64 => cast_values::<f64, T>(split, src, n, sub, out),
-        C::Real32Trunc => {
-            out.extend(
-                bits::unpack_in(src, sub, bits)
-                    .map(|item| T::from_f32(real::trunc_to_f32(item, bits))),
-            );
-        }
+        C::Real32Trunc => bits::extend_unpacked(src, sub, bits, out, |item| {
+            T::from_f32(real::trunc_to_f32(item, bits))
+        }),
         C::Real32Quant => {
             let q = coding.quantizer(offset)?;
-            out.extend(bits::unpack_in(src, sub, bits).map(|item| T::from_f64(q.unquantize(item))));
+            bits::extend_unpacked(src, sub, bits, out, |item| T::from_f64(q.unquantize(item)));
         }
         other => return Err(cannot_read(other, T::NAME)),
     }
