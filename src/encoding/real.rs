@@ -47,7 +47,7 @@ use super::native::NativeType;
 pub(crate) fn half_to_f32(half: u16) -> f32 {
     /// The half's exponent bits, moved to where a float's are.
     const EXPONENT: u32 = 0x7C00 << 13;
-    /// A float exponent of 113 - 127 = -14, the half's smallest.
+    /// The bits of the float 2^-14, the smallest normal half.
     const TWO_TO_MINUS_14: u32 = 113 << 23;
     let h = u32::from(half);
     let sign = (h & 0x8000) << 16;
