@@ -19,14 +19,18 @@ import subprocess
 import sys
 
 
-def run(spec, path):
+def command(spec, path):
+    """The command line and environment of ``SPEC`` run on ``path``."""
     env_part, _, rest = spec.rpartition("|")
     binary, _, args = rest.partition(":")
     env = dict(os.environ)
     env.update(kv.split("=", 1) for kv in env_part.split())
-    proc = subprocess.Popen(
-        [binary, path, *args.split()], stdout=subprocess.PIPE, text=True, env=env,
-    )
+    return [binary, path, *args.split()], env
+
+
+def run(spec, path):
+    argv, env = command(spec, path)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env)
     stdout = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     # Reaped here, so Popen must not wait for it again.

@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 
+from ab import command
+
 # (kind, words that put a symbol in it), checked in order; kernel symbols
 # and user symbols are told apart by perf's dso column.
 USER_KINDS = [
@@ -50,13 +52,9 @@ def kind(dso, symbol):
 
 
 def profile(spec, path, out):
-    env_part, _, rest = spec.rpartition("|")
-    binary, _, args = rest.partition(":")
-    env = dict(os.environ)
-    env.update(kv.split("=", 1) for kv in env_part.split())
+    argv, env = command(spec, path)
     subprocess.run(
-        ["perf", "record", "-q", "-e", "cycles", "-c", "200000", "-o", out,
-         binary, path, *args.split()],
+        ["perf", "record", "-q", "-e", "cycles", "-c", "200000", "-o", out, *argv],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True,
     )
     report = subprocess.run(

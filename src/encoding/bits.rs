@@ -277,7 +277,6 @@ fn extend_unpacked_as<const B: usize, T>(
 ) {
     const GROUP: usize = 8;
     let mask = (1u64 << B) - 1;
-    out.reserve(sub.len());
     // Items before the first whole group, one at a time.
     let mut i = sub.start.next_multiple_of(GROUP).min(sub.end);
     out.extend((sub.start..i).map(|k| map(item(src, k, B as u32))));

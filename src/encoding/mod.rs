@@ -267,11 +267,24 @@ fn cast_values<S: NativeType, T: NativeType>(
     sub: Range<usize>,
     out: &mut Vec<T>,
 ) {
+    map_values(split, src, n, sub, out, |s: S| s.cast::<T>());
+}
+
+/// Appends `map` of the values `sub` of the page.
+#[inline]
+fn map_values<S: NativeType, T>(
+    split: bool,
+    src: &[u8],
+    n: usize,
+    sub: Range<usize>,
+    out: &mut Vec<T>,
+    map: impl Fn(S) -> T,
+) {
     if split {
-        split::extend_in(src, n, sub, out, |s: S| s.cast::<T>());
+        split::extend_in(src, n, sub, out, map);
     } else {
         for_each::<S>(false, src, n, sub, |block| {
-            out.extend(block.iter().map(|&s| s.cast::<T>()))
+            out.extend(block.iter().map(|&s| map(s)))
         });
     }
 }
@@ -356,16 +369,9 @@ pub fn decode_values_in<T: NativeType>(
         C::SplitInt16 => zigzag_values::<u16, T>(src, n, sub, out),
         C::SplitInt32 => zigzag_values::<u32, T>(src, n, sub, out),
         C::SplitInt64 => zigzag_values::<u64, T>(src, n, sub, out),
-        C::Real16 | C::SplitReal16 => {
-            let widen = |h: u16| T::from_f32(real::half_to_f32(h));
-            if split {
-                split::extend_in(src, n, sub, out, widen);
-            } else {
-                for_each::<u16>(false, src, n, sub, |block| {
-                    out.extend(block.iter().map(|&h| widen(h)));
-                });
-            }
-        }
+        C::Real16 | C::SplitReal16 => map_values(split, src, n, sub, out, |h: u16| {
+            T::from_f32(real::half_to_f32(h))
+        }),
         C::Real32 | C::SplitReal32 => cast_values::<f32, T>(split, src, n, sub, out),
         C::Real64 | C::SplitReal64 => cast_values::<f64, T>(split, src, n, sub, out),
         C::Real32Trunc => bits::extend_unpacked(src, sub, bits, out, |item| {
