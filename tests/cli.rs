@@ -742,6 +742,27 @@ fn sql_counts_entries() {
     assert_eq!(out, format!("n,jets\n12,{jets}\n"));
 }
 
+/// A misspelt column of a wide table names the closest field and counts the
+/// others instead of listing them all (a NanoAOD file has about 1,700).
+#[test]
+fn a_missing_column_of_a_wide_table_is_named_not_listed() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/adl/nanoaod_events.root");
+    let line = run_err(&["sql", path_str(&file), "-c", "SELECT MET_ptt FROM Events"]);
+    assert!(line.contains("No field named"), "{line}");
+    assert!(
+        line.contains("Did you mean '\"Events\".\"MET_pt\"'"),
+        "{line}"
+    );
+    assert!(!line.contains("Valid fields are"), "{line}");
+    assert!(!line.contains("Jet_btag"), "{line}");
+    assert!(line.contains("fields in scope"), "{line}");
+
+    // A narrow table still lists its fields.
+    let narrow = fixture("importer.root");
+    let line = run_err(&["sql", path_str(&narrow), "-c", "SELECT nope FROM Events"]);
+    assert!(line.contains("Valid fields are"), "{line}");
+}
+
 #[test]
 fn sql_tables_and_formats() {
     let file = fixture("importer.root");

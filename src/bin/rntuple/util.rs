@@ -136,9 +136,35 @@ impl From<datafusion::error::DataFusionError> for CliError {
                     Ok(r) => return CliError::from(*r),
                     Err(other) => return CliError::new(other),
                 },
+                DataFusionError::SchemaError(schema_error, _) => {
+                    return CliError::new(short_schema_error(&schema_error));
+                }
                 other => return CliError::new(other.strip_backtrace()),
             }
         }
+    }
+}
+
+/// Fields a "no field named" error still lists; a wider table (NanoAOD has
+/// about 1,700) is left to `rntuple schema`.
+const LISTED_FIELDS: usize = 20;
+
+/// DataFusion's schema error, without its list of every valid field when
+/// that list would be longer than the rest of the message many times over.
+fn short_schema_error(e: &datafusion::common::SchemaError) -> String {
+    use datafusion::common::SchemaError;
+    let message = e.to_string();
+    match e {
+        SchemaError::FieldNotFound { valid_fields, .. } if valid_fields.len() > LISTED_FIELDS => {
+            let head = message
+                .split_once("\nValid fields are")
+                .map_or(message.as_str(), |(head, _)| head);
+            format!(
+                "{head} ({} fields in scope; `rntuple schema FILE` lists a file's fields)",
+                valid_fields.len()
+            )
+        }
+        _ => message,
     }
 }
 
