@@ -42,9 +42,10 @@ use arrow_array::{
 };
 use arrow_buffer::NullBuffer;
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef};
-use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
+use parquet::basic::{Compression, Type as PhysicalType, ZstdLevel};
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use crate::error::{Error, Result};
 
@@ -56,6 +57,58 @@ pub const PARQUET_ROW_GROUP_ROWS: usize = 128 * 1024;
 /// the bound on what the writer buffers (an entry of a 1,680-field NanoAOD
 /// RNTuple is far wider than one of a few dozen fields).
 pub const PARQUET_ROW_GROUP_BYTES: usize = 64 << 20;
+
+/// Most bytes of arrays per write to the Parquet writer. The writer sizes
+/// row groups from the bytes per row of the rows it holds, so a batch
+/// larger than a row group (an entry range of a wide RNTuple) goes in
+/// pieces, or it would become one row group of any size.
+const PARQUET_PIECE_BYTES: usize = PARQUET_ROW_GROUP_BYTES / 8;
+
+/// `batch` in slices of at most [`PARQUET_PIECE_BYTES`] of arrays each (as
+/// far as a row allows). A column that shares buffers with another (a
+/// projected field and the field it names) counts once for each: the
+/// writer encodes both.
+fn parquet_pieces(batch: &RecordBatch) -> impl Iterator<Item = RecordBatch> + '_ {
+    let rows = batch.num_rows();
+    let bytes: usize = batch
+        .columns()
+        .iter()
+        .map(|c| {
+            c.to_data()
+                .get_slice_memory_size()
+                .unwrap_or_else(|_| c.get_array_memory_size())
+        })
+        .sum();
+    let pieces = bytes.div_ceil(PARQUET_PIECE_BYTES).clamp(1, rows.max(1));
+    let step = rows.div_ceil(pieces).max(1);
+    (0..rows.max(1))
+        .step_by(step)
+        .map(move |start| batch.slice(start, step.min(rows - start)))
+}
+
+/// The Parquet paths of the floating-point columns of `schema`.
+///
+/// These are written without a dictionary: measured values rarely repeat,
+/// so the writer would only fall back to plain encoding once the dictionary
+/// is full, having held a dictionary and its hash table per column until
+/// then (with the 1,300 leaves of a NanoAOD file, several times the data of
+/// a row group).
+fn floating_point_columns(schema: &Schema) -> Result<Vec<ColumnPath>> {
+    let parquet = ArrowSchemaConverter::new()
+        .convert(schema)
+        .map_err(parquet_error)?;
+    Ok(parquet
+        .columns()
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.physical_type(),
+                PhysicalType::FLOAT | PhysicalType::DOUBLE
+            )
+        })
+        .map(|c| c.path().clone())
+        .collect())
+}
 
 /// The output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -565,11 +618,14 @@ impl<W: Write + Send> BatchWriter<W> {
             ExportFormat::ArrowStream => Sink::ArrowStream(StreamWriter::try_new(writer, schema)?),
             ExportFormat::Parquet => {
                 let level = ZstdLevel::try_new(options.zstd_level).map_err(parquet_error)?;
-                let props = WriterProperties::builder()
+                let mut props = WriterProperties::builder()
                     .set_compression(Compression::ZSTD(level))
                     .set_max_row_group_row_count(Some(PARQUET_ROW_GROUP_ROWS))
-                    .set_max_row_group_bytes(Some(PARQUET_ROW_GROUP_BYTES))
-                    .build();
+                    .set_max_row_group_bytes(Some(PARQUET_ROW_GROUP_BYTES));
+                for path in floating_point_columns(schema)? {
+                    props = props.set_column_dictionary_enabled(path, false);
+                }
+                let props = props.build();
                 let w = ArrowWriter::try_new(writer, schema.clone(), Some(props))
                     .map_err(parquet_error)?;
                 Sink::Parquet(Box::new(w))
@@ -609,7 +665,11 @@ impl<W: Write + Send> BatchWriter<W> {
         match &mut self.sink {
             Sink::ArrowFile(w) => w.write(batch)?,
             Sink::ArrowStream(w) => w.write(batch)?,
-            Sink::Parquet(w) => w.write(batch).map_err(parquet_error)?,
+            Sink::Parquet(w) => {
+                for piece in parquet_pieces(batch) {
+                    w.write(&piece).map_err(parquet_error)?;
+                }
+            }
             Sink::JsonLines(w) => w.write(batch)?,
             Sink::Csv(w) => w.write(batch)?,
         }
@@ -951,5 +1011,63 @@ mod tests {
             arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None).unwrap();
         let back: Vec<RecordBatch> = reader.collect::<std::result::Result<_, _>>().unwrap();
         assert_eq!(back, vec![batch.clone(), batch]);
+    }
+
+    #[test]
+    fn large_batches_reach_parquet_in_pieces_of_bounded_bytes() {
+        let rows = 3 * PARQUET_PIECE_BYTES / 8 + 5;
+        let values = arrow_array::Int64Array::from_iter_values(0..rows as i64);
+        let batch = RecordBatch::try_from_iter([("v", Arc::new(values) as ArrayRef)]).unwrap();
+        let pieces: Vec<RecordBatch> = parquet_pieces(&batch).collect();
+        assert_eq!(pieces.len(), 4);
+        for p in &pieces {
+            let bytes = p.column(0).to_data().get_slice_memory_size().unwrap();
+            assert!(bytes <= PARQUET_PIECE_BYTES, "{bytes}");
+        }
+        let back = arrow::compute::concat_batches(&batch.schema(), &pieces).unwrap();
+        assert_eq!(back, batch);
+        // A small batch goes whole; an empty one still goes (as one empty piece).
+        let small = batch.slice(0, 10);
+        assert_eq!(
+            parquet_pieces(&small).collect::<Vec<_>>(),
+            vec![small.clone()]
+        );
+        let empty = batch.slice(0, 0);
+        assert_eq!(parquet_pieces(&empty).count(), 1);
+    }
+
+    #[test]
+    fn parquet_floats_are_written_without_a_dictionary() {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let batch = nested_batch();
+        let mut w = BatchWriter::try_new(
+            Vec::new(),
+            &batch.schema(),
+            ExportFormat::Parquet,
+            &ExportOptions::default(),
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        let bytes = bytes::Bytes::from(w.finish().unwrap());
+        let file = SerializedFileReader::new(bytes).unwrap();
+        let group = file.metadata().row_group(0);
+        let dictionary: Vec<(String, bool)> = group
+            .columns()
+            .iter()
+            .map(|c| {
+                (
+                    c.column_path().string(),
+                    c.dictionary_page_offset().is_some(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            dictionary,
+            vec![
+                ("x".to_string(), true),
+                ("jet.pt".to_string(), false),
+                ("jet.eta".to_string(), true),
+            ]
+        );
     }
 }
