@@ -259,6 +259,19 @@ fn schema_shows_types_and_columns() {
     );
     // Subfields are drawn as a tree.
     assert!(out.contains("└─ _0"), "{out}");
+
+    // Members have rows of their own, so a wide struct's type names a few.
+    let adl = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/adl/nanoaod_events.root");
+    let out = run_ok(&["schema", path_str(&adl)]);
+    let muons = out
+        .lines()
+        .find(|l| l.contains("Struct{Muon_pt"))
+        .unwrap_or_else(|| panic!("no muon collection in\n{out}"));
+    assert!(
+        muons.contains("Struct{Muon_pt, Muon_eta, Muon_phi, Muon_mass, and 3 more}"),
+        "{muons}"
+    );
+    assert!(out.contains("└─ Muon_tightId"), "{out}");
 }
 
 #[test]

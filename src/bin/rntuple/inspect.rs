@@ -15,7 +15,8 @@ use rntuple::io::FileReader;
 use rntuple::{RNTuple, RNTupleFile, SchemaCache};
 
 use crate::util::{
-    bytes, compression_name, print, ratio, type_name, warn, CliError, CliResult, Context, Table,
+    brief_type_name, bytes, compression_name, print, ratio, warn, CliError, CliResult, Context,
+    Table,
 };
 use crate::{InfoArgs, LsArgs, SchemaArgs};
 
@@ -293,6 +294,9 @@ pub fn schema(args: &SchemaArgs, _quiet: bool) -> CliResult {
     print(&out)
 }
 
+/// Members of a struct that `rntuple schema` names in its Arrow type.
+const SCHEMA_MEMBERS: usize = 4;
+
 /// Adds the rows of a field and its subfields, drawn as a tree.
 #[allow(clippy::too_many_arguments)]
 fn field_rows(
@@ -315,7 +319,10 @@ fn field_rows(
     }
     let arrow = match (left_out, arrow_types.get(&field.id)) {
         (Some(reason), _) => reason.to_string(),
-        (None, Some(dt)) => type_name(dt),
+        // Members have rows of their own: a struct names a few and counts the
+        // rest, or NanoAOD's collections would widen the table to a thousand
+        // columns of text.
+        (None, Some(dt)) => brief_type_name(dt, SCHEMA_MEMBERS),
         (None, None) => "-".to_string(),
     };
     let mut row = vec![name, cxx, arrow, columns_text(d, field)];
