@@ -431,6 +431,86 @@ fn cat_limit_and_skip() {
     );
 }
 
+/// Records: a title per entry, numbered in the file, then one
+/// `name | value` line per field, in the schema's order.
+#[test]
+fn cat_records_print_a_field_a_line() {
+    let golden: Value =
+        serde_json::from_reader(File::open(fixture("importer.json")).unwrap()).unwrap();
+    let values = &golden["ntuples"][0]["values"];
+    let out = run_ok(&[
+        "cat",
+        path_str(&fixture("importer.root")),
+        "--format",
+        "records",
+        "--skip",
+        "3",
+        "-n",
+        "2",
+        "--columns",
+        "event,nJet,Jet_pt",
+    ]);
+    let records: Vec<&str> = out.split("-[ entry ").skip(1).collect();
+    assert_eq!(records.len(), 2, "{out}");
+    for (k, record) in records.iter().enumerate() {
+        let i = 3 + k;
+        let mut lines = record.lines();
+        assert!(
+            lines.next().unwrap().starts_with(&format!("{i} ]---")),
+            "{record}"
+        );
+        let fields: Vec<(&str, &str)> = lines
+            .map(|l| l.split_once(" | ").expect("name | value"))
+            .map(|(name, value)| (name.trim_end(), value))
+            .collect();
+        let names: Vec<&str> = fields.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["event", "nJet", "Jet_pt"]);
+        assert_eq!(fields[0].1, values["event"][i].to_string());
+        assert_eq!(fields[1].1, values["nJet"][i].to_string());
+        let jets: Vec<f64> = serde_json::from_str(fields[2].1).unwrap();
+        // The golden file holds floats as their bits: "0x41c00000".
+        let expected: Vec<f64> = values["Jet_pt"][i]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|bits| {
+                let hex = bits.as_str().unwrap().trim_start_matches("0x");
+                f64::from(f32::from_bits(u32::from_str_radix(hex, 16).unwrap()))
+            })
+            .collect();
+        assert!(
+            k == 0 || !expected.is_empty(),
+            "entry {i} has jets to compare"
+        );
+        assert_eq!(jets, expected);
+    }
+    // No entries: said in words.
+    let out = run_ok(&[
+        "cat",
+        path_str(&fixture("importer.root")),
+        "--format",
+        "records",
+        "-n",
+        "0",
+    ]);
+    assert_eq!(out, "(0 entries)\n");
+    // SQL rows count from 1.
+    let out = run_ok(&[
+        "sql",
+        path_str(&fixture("importer.root")),
+        "-c",
+        "SELECT event FROM Events ORDER BY event LIMIT 2",
+        "--format",
+        "records",
+    ]);
+    let first = values["event"][0].to_string();
+    let second = values["event"][1].to_string();
+    assert_eq!(
+        out,
+        format!("-[ row 1 ]---\nevent | {first}\n-[ row 2 ]---\nevent | {second}\n")
+    );
+}
+
 #[test]
 fn cat_table_shows_names_and_values() {
     let out = run_ok(&[

@@ -110,7 +110,10 @@ struct InfoArgs {
 /// Output formats of `cat`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum CatFormat {
+    /// A table; records instead when it is wider than the terminal.
     Table,
+    /// One field a line, an entry at a time.
+    Records,
     Jsonl,
     Csv,
 }
@@ -196,7 +199,10 @@ struct ExportArgs {
 /// Output formats of `sql`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum SqlFormat {
+    /// A table; records instead when it is wider than the terminal.
     Table,
+    /// One column a line, a row at a time.
+    Records,
     Csv,
     Jsonl,
     /// Arrow IPC stream.

@@ -15,8 +15,8 @@ use rntuple::RNTupleRecordBatchReader;
 
 use crate::inspect::open;
 use crate::util::{
-    brief_type_name, bulk_stdout, entry_progress, some_of, warn_skipped, CliError, CliResult,
-    Context,
+    brief_type_name, bulk_stdout, entry_progress, format_records, some_of, terminal_width,
+    warn_skipped, wider_than, CliError, CliResult, Context, NAMED_COLUMNS,
 };
 use crate::{CatArgs, CatFormat, ExportArgs};
 
@@ -58,9 +58,6 @@ fn reader(req: &ReadRequest, quiet: bool) -> CliResult<(RNTupleRecordBatchReader
     Ok((builder.build().context(&at)?, total))
 }
 
-/// The most columns an error names; it counts the others.
-const NAMED_COLUMNS: usize = 8;
-
 /// Refuses, naming them, the columns `format` cannot hold.
 fn check_columns(schema: &Schema, format: ExportFormat, flatten: bool) -> CliResult {
     let bad = unwritable_columns(schema, format, flatten);
@@ -100,23 +97,39 @@ pub fn cat(args: &CatArgs, quiet: bool) -> CliResult {
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout);
     match args.format {
-        CatFormat::Table => {
+        CatFormat::Table | CatFormat::Records => {
             let schema = reader.schema_ref();
             let options = FormatOptions::default().with_null("null");
+            // A table wider than the terminal (a NanoAOD file has about a
+            // thousand top-level fields) prints as records from then on.
+            let fits = (args.format == CatFormat::Table).then(terminal_width);
+            let mut records = args.format == CatFormat::Records;
+            let mut first = args.skip;
             let mut printed = false;
             for batch in reader {
                 let batch = batch.context(&at)?;
                 if batch.num_rows() == 0 && printed {
                     continue;
                 }
-                writeln!(
-                    out,
-                    "{}",
-                    pretty_format_batches_with_options(&[batch], &options)?
-                )?;
+                if !records {
+                    let table =
+                        pretty_format_batches_with_options(std::slice::from_ref(&batch), &options)?;
+                    match fits {
+                        Some(Some(width)) if wider_than(&table.to_string(), width) => {
+                            records = true;
+                        }
+                        _ => writeln!(out, "{table}")?,
+                    }
+                }
+                if records {
+                    write!(out, "{}", format_records(&batch, first, "entry", &options)?)?;
+                }
+                first += batch.num_rows() as u64;
                 printed = true;
             }
-            if !printed {
+            if !printed && records {
+                writeln!(out, "(0 entries)")?;
+            } else if !printed {
                 let empty = RecordBatch::new_empty(schema);
                 writeln!(
                     out,

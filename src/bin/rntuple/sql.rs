@@ -31,7 +31,8 @@ use rustyline::error::ReadlineError;
 
 use crate::inspect::open;
 use crate::util::{
-    bulk_stdout, spinner, type_name, warn_left_out, warn_skipped, CliError, CliResult, Context,
+    brief_type_name, bulk_stdout, format_records, some_of, spinner, terminal_width, warn_left_out,
+    warn_skipped, wider_than, CliError, CliResult, Context, NAMED_COLUMNS,
 };
 use crate::{SqlArgs, SqlFormat};
 
@@ -255,11 +256,13 @@ async fn print_stream(
     }
     // At the prompt, rows printed as they come would mix with a spinner.
     let bar = spinner(
-        output.quiet || (output.interactive && output.format != SqlFormat::Table),
+        output.quiet
+            || (output.interactive
+                && !matches!(output.format, SqlFormat::Table | SqlFormat::Records)),
         "query",
     );
     let format = match output.format {
-        SqlFormat::Table => None,
+        SqlFormat::Table | SqlFormat::Records => None,
         SqlFormat::Csv => Some(ExportFormat::Csv),
         SqlFormat::Jsonl => Some(ExportFormat::JsonLines),
         SqlFormat::Arrow => Some(ExportFormat::ArrowStream),
@@ -276,28 +279,47 @@ async fn print_stream(
             }
             bar.finish_and_clear();
             let options = FormatOptions::default().with_null("null");
-            let table = if batches.is_empty() {
-                pretty_format_batches_with_options(
-                    &[arrow_array::RecordBatch::new_empty(schema)],
-                    &options,
-                )?
-            } else {
-                pretty_format_batches_with_options(&batches, &options)?
-            };
+            let mut text = String::new();
+            let mut records = output.format == SqlFormat::Records;
+            if !records {
+                let table = if batches.is_empty() {
+                    pretty_format_batches_with_options(
+                        &[arrow_array::RecordBatch::new_empty(schema)],
+                        &options,
+                    )?
+                } else {
+                    pretty_format_batches_with_options(&batches, &options)?
+                };
+                text = format!("{table}\n");
+                // Wider than the terminal (`SELECT *` of a NanoAOD file):
+                // records instead.
+                records = terminal_width().is_some_and(|width| wider_than(&text, width));
+            }
+            if records {
+                text.clear();
+                let mut first = 1;
+                for batch in &batches {
+                    text.push_str(&format_records(batch, first, "row", &options)?);
+                    first += batch.num_rows() as u64;
+                }
+                if first == 1 {
+                    text.push_str("(0 rows)\n");
+                }
+            }
             let mut out = std::io::stdout().lock();
-            writeln!(out, "{table}")?;
+            out.write_all(text.as_bytes())?;
             out.flush()?;
         }
         Some(format) => {
             let bad = unwritable_columns(&schema, format, false);
             if !bad.is_empty() {
-                let names: Vec<String> = bad
-                    .iter()
-                    .map(|c| format!("{} ({})", c.path, type_name(&c.data_type)))
-                    .collect();
+                // `SELECT *` of a wide file must not make an error of a
+                // thousand names: the first few, and how many more.
+                let names = some_of(&bad, NAMED_COLUMNS, |c| {
+                    format!("{} ({})", c.path, brief_type_name(&c.data_type, 4))
+                });
                 return Err(CliError::new(format!(
-                    "{format} cannot hold the columns {}; select their members or use another --format",
-                    names.join(", ")
+                    "{format} cannot hold the columns {names}; select their members or use another --format",
                 )));
             }
             let out = bulk_stdout()?;

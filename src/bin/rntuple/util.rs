@@ -1,10 +1,12 @@
 //! What the subcommands share: the one-line error, aligned text tables,
 //! progress bars, sizes and short Arrow type names.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::io::IsTerminal;
 use std::time::Duration;
 
+use arrow::array::RecordBatch;
+use arrow::util::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{ArrowError, DataType};
 use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -301,10 +303,8 @@ pub fn compression_name(setting: u32) -> String {
     format!("{name}/{level}")
 }
 
-/// An Arrow type in short form: `List<Float32>`, `Struct{pt, eta}`.
-pub fn type_name(dt: &DataType) -> String {
-    brief_type_name(dt, usize::MAX)
-}
+/// The most columns an error names; it counts the others.
+pub const NAMED_COLUMNS: usize = 8;
 
 /// `items` named by `name` and joined by commas, at most `most` of them and
 /// the rest counted: `a, b, and 5 more`. The one item left over is named
@@ -322,8 +322,9 @@ pub fn some_of<T>(items: &[T], most: usize, name: impl Fn(&T) -> String) -> Stri
     names.join(", ")
 }
 
-/// [`type_name`] naming at most `members` members of each struct and
-/// counting the rest (`Struct{pt, eta, and 5 more}`), for messages.
+/// An Arrow type in short form (`List<Float32>`, `Struct{pt, eta}`),
+/// naming at most `members` members of each struct and counting the rest
+/// (`Struct{pt, eta, and 5 more}`).
 pub fn brief_type_name(dt: &DataType, members: usize) -> String {
     let name = |dt: &DataType| brief_type_name(dt, members);
     match dt {
@@ -387,4 +388,72 @@ pub fn spinner(quiet: bool, message: &str) -> ProgressBar {
     bar.set_message(message.to_string());
     bar.enable_steady_tick(Duration::from_millis(120));
     bar
+}
+
+/// The width of the terminal standard output writes to; `None` when it
+/// writes elsewhere.
+pub fn terminal_width() -> Option<usize> {
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    console::Term::stdout()
+        .size_checked()
+        .map(|(_rows, columns)| usize::from(columns))
+}
+
+/// Whether the rendered `table` is wider than `width` characters.
+pub fn wider_than(table: &str, width: usize) -> bool {
+    table.lines().any(|line| line.chars().count() > width)
+}
+
+/// The most a name is padded to in [`format_records`].
+const RECORD_NAME_WIDTH: usize = 40;
+
+/// The rows of `batch` as records, for tables too wide to read: a title
+/// line per row (`-[ entry 7 ]---`, counting from `first`), then one line
+/// per column, its name and its value.
+pub fn format_records(
+    batch: &RecordBatch,
+    first: u64,
+    what: &str,
+    options: &FormatOptions,
+) -> Result<String, ArrowError> {
+    let schema = batch.schema();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    // Names pad to the longest, up to a point: a few trigger names of NanoAOD
+    // run to 80 characters, and would push every value that far right.
+    let width = names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(RECORD_NAME_WIDTH);
+    let values = batch
+        .columns()
+        .iter()
+        .map(|c| ArrayFormatter::try_new(c.as_ref(), options))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = String::new();
+    for row in 0..batch.num_rows() {
+        let title = format!("-[ {what} {} ]", first + row as u64);
+        let rule = (width + 3).saturating_sub(title.chars().count()).max(3);
+        let _ = writeln!(out, "{title}{}", "-".repeat(rule));
+        for (name, value) in names.iter().zip(&values) {
+            let _ = writeln!(out, "{name:<width$} | {}", value.value(row));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn width_counts_characters_of_the_widest_line() {
+        let table = "+----+\n| é… |\n+----+";
+        assert!(!wider_than(table, 6));
+        assert!(wider_than(table, 5));
+        assert!(!wider_than("", 0));
+    }
 }
