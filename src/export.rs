@@ -42,10 +42,16 @@ use arrow_array::{
 };
 use arrow_buffer::NullBuffer;
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef};
+use parquet::arrow::arrow_writer::{
+    compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowLeafColumn,
+    ArrowRowGroupWriterFactory,
+};
 use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
 use parquet::basic::{Compression, Type as PhysicalType, ZstdLevel};
 use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 
@@ -521,6 +527,111 @@ fn with_nulls(array: &ArrayRef, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
     Ok(make_array(data))
 }
 
+/// A Parquet file written a row group at a time, its columns encoded and
+/// compressed in parallel (the writer of the `parquet` crate encodes one
+/// column after another, on one core).
+struct ParquetSink<W: Write + Send> {
+    file: SerializedFileWriter<W>,
+    factory: ArrowRowGroupWriterFactory,
+    schema: SchemaRef,
+    /// The column writers of the row group being written, one per leaf.
+    group: Vec<ArrowColumnWriter>,
+    /// Rows in `group`.
+    rows: usize,
+}
+
+impl<W: Write + Send> ParquetSink<W> {
+    fn try_new(writer: W, schema: &SchemaRef, props: WriterProperties) -> Result<Self> {
+        // The crate's own writer builds the file's schema and metadata (the
+        // Arrow schema among them); rows go through its parts.
+        let (file, factory) = ArrowWriter::try_new(writer, schema.clone(), Some(props))
+            .and_then(ArrowWriter::into_serialized_writer)
+            .map_err(parquet_error)?;
+        let group = factory.create_column_writers(0).map_err(parquet_error)?;
+        Ok(Self {
+            file,
+            factory,
+            schema: schema.clone(),
+            group,
+            rows: 0,
+        })
+    }
+
+    /// Appends `batch` to the row group, in as many row groups as the cap
+    /// on rows asks; ends a row group that reaches the cap on bytes.
+    fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let mut start = 0;
+        while start < batch.num_rows() {
+            let len = (PARQUET_ROW_GROUP_ROWS - self.rows).min(batch.num_rows() - start);
+            self.write_rows(&batch.slice(start, len))?;
+            start += len;
+            let bytes: usize = self
+                .group
+                .iter()
+                .map(|w| w.get_estimated_total_bytes())
+                .sum();
+            if self.rows >= PARQUET_ROW_GROUP_ROWS || bytes >= PARQUET_ROW_GROUP_BYTES {
+                self.end_row_group()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_rows(&mut self, batch: &RecordBatch) -> Result<()> {
+        let leaves: Vec<Vec<ArrowLeafColumn>> = self
+            .schema
+            .fields()
+            .par_iter()
+            .zip(batch.columns())
+            .map(|(field, column)| compute_leaves(field, column))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(parquet_error)?;
+        let leaves: Vec<ArrowLeafColumn> = leaves.into_iter().flatten().collect();
+        self.group
+            .par_iter_mut()
+            .zip(&leaves)
+            .try_for_each(|(writer, leaf)| writer.write(leaf))
+            .map_err(parquet_error)?;
+        self.rows += batch.num_rows();
+        Ok(())
+    }
+
+    /// Closes the columns of the row group (their last pages compressed in
+    /// parallel) and writes them out.
+    fn end_row_group(&mut self) -> Result<()> {
+        if self.rows == 0 {
+            return Ok(());
+        }
+        let next = self.file.flushed_row_groups().len() + 1;
+        let writers = std::mem::replace(
+            &mut self.group,
+            self.factory
+                .create_column_writers(next)
+                .map_err(parquet_error)?,
+        );
+        let chunks: Vec<ArrowColumnChunk> = writers
+            .into_par_iter()
+            .map(ArrowColumnWriter::close)
+            .collect::<std::result::Result<_, _>>()
+            .map_err(parquet_error)?;
+        let mut row_group = self.file.next_row_group().map_err(parquet_error)?;
+        for chunk in chunks {
+            chunk
+                .append_to_row_group(&mut row_group)
+                .map_err(parquet_error)?;
+        }
+        row_group.close().map_err(parquet_error)?;
+        self.rows = 0;
+        Ok(())
+    }
+
+    /// Writes the last row group and the footer; returns the writer.
+    fn finish(mut self) -> Result<W> {
+        self.end_row_group()?;
+        self.file.into_inner().map_err(parquet_error)
+    }
+}
+
 /// Turns an error from a batch iterator back into the crate's error, so
 /// that a reading error reads as it was made.
 pub fn error_from_arrow(e: ArrowError) -> Error {
@@ -549,7 +660,7 @@ fn parquet_error(e: parquet::errors::ParquetError) -> Error {
 enum Sink<W: Write + Send> {
     ArrowFile(FileWriter<W>),
     ArrowStream(StreamWriter<W>),
-    Parquet(Box<ArrowWriter<W>>),
+    Parquet(Box<ParquetSink<W>>),
     JsonLines(arrow::json::Writer<W, LineDelimited>),
     Csv(csv::Writer<W>),
 }
@@ -626,9 +737,7 @@ impl<W: Write + Send> BatchWriter<W> {
                     props = props.set_column_dictionary_enabled(path, false);
                 }
                 let props = props.build();
-                let w = ArrowWriter::try_new(writer, schema.clone(), Some(props))
-                    .map_err(parquet_error)?;
-                Sink::Parquet(Box::new(w))
+                Sink::Parquet(Box::new(ParquetSink::try_new(writer, schema, props)?))
             }
             ExportFormat::JsonLines => Sink::JsonLines(
                 JsonWriterBuilder::new()
@@ -667,7 +776,7 @@ impl<W: Write + Send> BatchWriter<W> {
             Sink::ArrowStream(w) => w.write(batch)?,
             Sink::Parquet(w) => {
                 for piece in parquet_pieces(batch) {
-                    w.write(&piece).map_err(parquet_error)?;
+                    w.write(&piece)?;
                 }
             }
             Sink::JsonLines(w) => w.write(batch)?,
@@ -695,7 +804,7 @@ impl<W: Write + Send> BatchWriter<W> {
                 w.finish()?;
                 w.into_inner()?
             }
-            Sink::Parquet(w) => w.into_inner().map_err(parquet_error)?,
+            Sink::Parquet(w) => w.finish()?,
             Sink::JsonLines(mut w) => {
                 w.finish()?;
                 w.into_inner()
@@ -1069,5 +1178,40 @@ mod tests {
                 ("jet.eta".to_string(), true),
             ]
         );
+    }
+
+    #[test]
+    fn parquet_row_groups_end_at_the_cap_on_rows() {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let rows = PARQUET_ROW_GROUP_ROWS + 10;
+        let values = Int32Array::from_iter_values(0..rows as i32);
+        let batch = RecordBatch::try_from_iter([("v", Arc::new(values) as ArrayRef)]).unwrap();
+        let mut w = BatchWriter::try_new(
+            Vec::new(),
+            &batch.schema(),
+            ExportFormat::Parquet,
+            &ExportOptions::default(),
+        )
+        .unwrap();
+        // In three writes, the second crossing the cap.
+        w.write(&batch.slice(0, 100)).unwrap();
+        w.write(&batch.slice(100, rows - 105)).unwrap();
+        w.write(&batch.slice(rows - 5, 5)).unwrap();
+        let bytes = bytes::Bytes::from(w.finish().unwrap());
+        let file = SerializedFileReader::new(bytes.clone()).unwrap();
+        let groups: Vec<i64> = file
+            .metadata()
+            .row_groups()
+            .iter()
+            .map(|g| g.num_rows())
+            .collect();
+        assert_eq!(groups, vec![PARQUET_ROW_GROUP_ROWS as i64, 10]);
+        let back: Vec<RecordBatch> =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(bytes, 1 << 20)
+                .unwrap()
+                .collect::<std::result::Result<_, _>>()
+                .unwrap();
+        let back = arrow::compute::concat_batches(&batch.schema(), &back).unwrap();
+        assert_eq!(back, batch);
     }
 }
