@@ -59,15 +59,15 @@ use crate::error::{Error, Result};
 /// compressed, until it is complete).
 pub const PARQUET_ROW_GROUP_ROWS: usize = 128 * 1024;
 
-/// Most encoded bytes per Parquet row group, whatever the width of a row:
-/// the bound on what the writer buffers (an entry of a 1,680-field NanoAOD
+/// Estimated encoded bytes at which a Parquet row group ends, whatever the
+/// width of a row: the bound on what the writer buffers (an entry of a 1,680-field NanoAOD
 /// RNTuple is far wider than one of a few dozen fields).
 pub const PARQUET_ROW_GROUP_BYTES: usize = 64 << 20;
 
-/// Most bytes of arrays per write to the Parquet writer. The writer sizes
-/// row groups from the bytes per row of the rows it holds, so a batch
-/// larger than a row group (an entry range of a wide RNTuple) goes in
-/// pieces, or it would become one row group of any size.
+/// Most bytes of arrays encoded at a time into a Parquet row group, which
+/// ends once its estimated size reaches [`PARQUET_ROW_GROUP_BYTES`]: a
+/// batch larger than a row group (an entry range of a wide RNTuple) goes in
+/// pieces, so that a row group passes the cap by a piece at most.
 const PARQUET_PIECE_BYTES: usize = PARQUET_ROW_GROUP_BYTES / 8;
 
 /// `batch` in slices of at most [`PARQUET_PIECE_BYTES`] of arrays each (as
@@ -557,21 +557,24 @@ impl<W: Write + Send> ParquetSink<W> {
         })
     }
 
-    /// Appends `batch` to the row group, in as many row groups as the cap
-    /// on rows asks; ends a row group that reaches the cap on bytes.
+    /// Appends `batch`, in pieces of [`PARQUET_PIECE_BYTES`]; a row group
+    /// ends at [`PARQUET_ROW_GROUP_ROWS`] rows, or after the piece that
+    /// takes its estimated size to [`PARQUET_ROW_GROUP_BYTES`].
     fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        let mut start = 0;
-        while start < batch.num_rows() {
-            let len = (PARQUET_ROW_GROUP_ROWS - self.rows).min(batch.num_rows() - start);
-            self.write_rows(&batch.slice(start, len))?;
-            start += len;
-            let bytes: usize = self
-                .group
-                .iter()
-                .map(|w| w.get_estimated_total_bytes())
-                .sum();
-            if self.rows >= PARQUET_ROW_GROUP_ROWS || bytes >= PARQUET_ROW_GROUP_BYTES {
-                self.end_row_group()?;
+        for piece in parquet_pieces(batch) {
+            let mut start = 0;
+            while start < piece.num_rows() {
+                let len = (PARQUET_ROW_GROUP_ROWS - self.rows).min(piece.num_rows() - start);
+                self.write_rows(&piece.slice(start, len))?;
+                start += len;
+                let bytes: usize = self
+                    .group
+                    .iter()
+                    .map(|w| w.get_estimated_total_bytes())
+                    .sum();
+                if self.rows >= PARQUET_ROW_GROUP_ROWS || bytes >= PARQUET_ROW_GROUP_BYTES {
+                    self.end_row_group()?;
+                }
             }
         }
         Ok(())
@@ -729,10 +732,9 @@ impl<W: Write + Send> BatchWriter<W> {
             ExportFormat::ArrowStream => Sink::ArrowStream(StreamWriter::try_new(writer, schema)?),
             ExportFormat::Parquet => {
                 let level = ZstdLevel::try_new(options.zstd_level).map_err(parquet_error)?;
-                let mut props = WriterProperties::builder()
-                    .set_compression(Compression::ZSTD(level))
-                    .set_max_row_group_row_count(Some(PARQUET_ROW_GROUP_ROWS))
-                    .set_max_row_group_bytes(Some(PARQUET_ROW_GROUP_BYTES));
+                // Row groups are cut by `ParquetSink`, not by these properties.
+                let mut props =
+                    WriterProperties::builder().set_compression(Compression::ZSTD(level));
                 for path in floating_point_columns(schema)? {
                     props = props.set_column_dictionary_enabled(path, false);
                 }
@@ -774,11 +776,7 @@ impl<W: Write + Send> BatchWriter<W> {
         match &mut self.sink {
             Sink::ArrowFile(w) => w.write(batch)?,
             Sink::ArrowStream(w) => w.write(batch)?,
-            Sink::Parquet(w) => {
-                for piece in parquet_pieces(batch) {
-                    w.write(&piece)?;
-                }
-            }
+            Sink::Parquet(w) => w.write(batch)?,
             Sink::JsonLines(w) => w.write(batch)?,
             Sink::Csv(w) => w.write(batch)?,
         }
