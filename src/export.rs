@@ -7,6 +7,7 @@
 //!  DataFusion result stream ──┘   one at a time          ipc::FileWriter / StreamWriter,
 //!                                                        parquet::ArrowWriter (zstd),
 //!                                                        csv::Writer, json::LineDelimitedWriter
+//!                                                        (a slice of a batch per task)
 //! ```
 //!
 //! Export streams: every batch goes to the writer as soon as the reader
@@ -635,6 +636,102 @@ impl<W: Write + Send> ParquetSink<W> {
     }
 }
 
+/// Text encoded at a time per slice of a batch, in bytes: the slices of a
+/// round are encoded in parallel and then written in order, so a round
+/// holds about this much per thread, twice.
+const TEXT_SLICE_BYTES: usize = 4 << 20;
+
+/// CSV or JSON lines, encoded a slice of a batch per task on the rayon
+/// pool (arrow's writers encode a row after another on one core), and
+/// written in order.
+struct TextSink<W: Write> {
+    out: W,
+    /// CSV with or without a header (`Some`), or JSON lines (`None`).
+    csv_header: Option<bool>,
+    /// Text and rows written so far, which size the next slices.
+    bytes: usize,
+    rows: usize,
+}
+
+impl<W: Write> TextSink<W> {
+    fn new(out: W, csv_header: Option<bool>) -> Self {
+        Self {
+            out,
+            csv_header,
+            bytes: 0,
+            rows: 0,
+        }
+    }
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let n = batch.num_rows();
+        if n == 0 {
+            // CSV's header comes with the first batch, even an empty one.
+            if self.csv_header == Some(true) {
+                self.out.write_all(&encode_text(batch, Some(true))?)?;
+                self.csv_header = Some(false);
+            }
+            return Ok(());
+        }
+        let tasks = 2 * rayon::current_num_threads().max(1);
+        let mut start = 0;
+        while start < n {
+            // Slices of TEXT_SLICE_BYTES by the text per row so far, but
+            // small enough that the batch is shared out.
+            let rows = match self.bytes.checked_div(self.rows) {
+                Some(per_row) => TEXT_SLICE_BYTES / per_row.max(1),
+                None => 1024,
+            };
+            let rows = rows.min((n - start).div_ceil(tasks)).max(256);
+            let slices: Vec<(usize, usize)> = (0..tasks)
+                .map(|k| start + k * rows)
+                .take_while(|&at| at < n)
+                .map(|at| (at, rows.min(n - at)))
+                .collect();
+            let csv = self.csv_header;
+            let texts: Vec<Vec<u8>> = slices
+                .par_iter()
+                .enumerate()
+                .map(|(k, &(at, len))| {
+                    // The header, if any is still due, goes with the first slice.
+                    let csv = csv.map(|header| header && k == 0);
+                    encode_text(&batch.slice(at, len), csv)
+                })
+                .collect::<Result<_>>()?;
+            for text in &texts {
+                self.out.write_all(text)?;
+                self.bytes += text.len();
+            }
+            if csv.is_some() {
+                self.csv_header = Some(false);
+            }
+            let end = slices.last().map_or(n, |&(at, len)| at + len);
+            self.rows += end - start;
+            start = end;
+        }
+        Ok(())
+    }
+}
+
+/// `batch` as CSV (`Some`, with the header line if `true`) or as JSON lines.
+fn encode_text(batch: &RecordBatch, csv_header: Option<bool>) -> Result<Vec<u8>> {
+    let mut text = Vec::new();
+    match csv_header {
+        Some(header) => csv::WriterBuilder::new()
+            .with_header(header)
+            .build(&mut text)
+            .write(batch)?,
+        None => {
+            let mut w = JsonWriterBuilder::new()
+                .with_explicit_nulls(true)
+                .build::<_, LineDelimited>(&mut text);
+            w.write(batch)?;
+            w.finish()?;
+        }
+    }
+    Ok(text)
+}
+
 /// Turns an error from a batch iterator back into the crate's error, so
 /// that a reading error reads as it was made.
 pub fn error_from_arrow(e: ArrowError) -> Error {
@@ -664,8 +761,8 @@ enum Sink<W: Write + Send> {
     ArrowFile(FileWriter<W>),
     ArrowStream(StreamWriter<W>),
     Parquet(Box<ParquetSink<W>>),
-    JsonLines(arrow::json::Writer<W, LineDelimited>),
-    Csv(csv::Writer<W>),
+    /// CSV and JSON lines.
+    Text(TextSink<W>),
 }
 
 /// What a [`BatchWriter`] does to a batch before writing it.
@@ -741,16 +838,8 @@ impl<W: Write + Send> BatchWriter<W> {
                 let props = props.build();
                 Sink::Parquet(Box::new(ParquetSink::try_new(writer, schema, props)?))
             }
-            ExportFormat::JsonLines => Sink::JsonLines(
-                JsonWriterBuilder::new()
-                    .with_explicit_nulls(true)
-                    .build(writer),
-            ),
-            ExportFormat::Csv => Sink::Csv(
-                csv::WriterBuilder::new()
-                    .with_header(options.csv_header)
-                    .build(writer),
-            ),
+            ExportFormat::JsonLines => Sink::Text(TextSink::new(writer, None)),
+            ExportFormat::Csv => Sink::Text(TextSink::new(writer, Some(options.csv_header))),
         };
         Ok(Self {
             sink,
@@ -777,8 +866,7 @@ impl<W: Write + Send> BatchWriter<W> {
             Sink::ArrowFile(w) => w.write(batch)?,
             Sink::ArrowStream(w) => w.write(batch)?,
             Sink::Parquet(w) => w.write(batch)?,
-            Sink::JsonLines(w) => w.write(batch)?,
-            Sink::Csv(w) => w.write(batch)?,
+            Sink::Text(w) => w.write(batch)?,
         }
         self.stats.rows += batch.num_rows() as u64;
         self.stats.batches += 1;
@@ -803,11 +891,7 @@ impl<W: Write + Send> BatchWriter<W> {
                 w.into_inner()?
             }
             Sink::Parquet(w) => w.finish()?,
-            Sink::JsonLines(mut w) => {
-                w.finish()?;
-                w.into_inner()
-            }
-            Sink::Csv(w) => w.into_inner(),
+            Sink::Text(w) => w.out,
         };
         w.flush()?;
         Ok(w)
@@ -1211,5 +1295,69 @@ mod tests {
                 .unwrap();
         let back = arrow::compute::concat_batches(&batch.schema(), &back).unwrap();
         assert_eq!(back, batch);
+    }
+
+    #[test]
+    fn text_in_parallel_slices_reads_as_one_writer_writes_it() {
+        let rows = 10_000;
+        let x = Int32Array::from_iter_values(0..rows);
+        let name: arrow_array::StringArray = (0..rows)
+            .map(|i| Some(format!("n{}", i * 7919 % 1000)))
+            .collect();
+        let batch = RecordBatch::try_from_iter([
+            ("x", Arc::new(x) as ArrayRef),
+            ("name", Arc::new(name) as ArrayRef),
+        ])
+        .unwrap();
+        let parts = [
+            batch.slice(0, 3_000),
+            batch.slice(3_000, 0),
+            batch.slice(3_000, 7_000),
+        ];
+
+        let mut expected = Vec::new();
+        let mut one = csv::WriterBuilder::new()
+            .with_header(true)
+            .build(&mut expected);
+        for part in &parts {
+            one.write(part).unwrap();
+        }
+        drop(one);
+        let mut w = BatchWriter::try_new(
+            Vec::new(),
+            &batch.schema(),
+            ExportFormat::Csv,
+            &ExportOptions::default(),
+        )
+        .unwrap();
+        for part in &parts {
+            w.write(part).unwrap();
+        }
+        let text = w.finish().unwrap();
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            String::from_utf8(expected).unwrap()
+        );
+
+        let mut expected = Vec::new();
+        let mut one = JsonWriterBuilder::new()
+            .with_explicit_nulls(true)
+            .build::<_, LineDelimited>(&mut expected);
+        for part in &parts {
+            one.write(part).unwrap();
+        }
+        one.finish().unwrap();
+        drop(one);
+        let mut w = BatchWriter::try_new(
+            Vec::new(),
+            &batch.schema(),
+            ExportFormat::JsonLines,
+            &ExportOptions::default(),
+        )
+        .unwrap();
+        for part in &parts {
+            w.write(part).unwrap();
+        }
+        assert_eq!(w.finish().unwrap(), expected);
     }
 }
