@@ -1026,6 +1026,21 @@ mod tests {
         RecordBatch::try_from_iter([("x", x), ("jet", Arc::new(s) as ArrayRef)]).unwrap()
     }
 
+    /// What a [`BatchWriter`] with the default options writes for `batches`.
+    fn written(format: ExportFormat, batches: &[RecordBatch]) -> Vec<u8> {
+        let mut w = BatchWriter::try_new(
+            Vec::new(),
+            &batches[0].schema(),
+            format,
+            &ExportOptions::default(),
+        )
+        .unwrap();
+        for batch in batches {
+            w.write(batch).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
     #[test]
     fn csv_refuses_structs_unless_flattened() {
         let batch = nested_batch();
@@ -1087,15 +1102,7 @@ mod tests {
     #[test]
     fn json_writes_number_keys_of_maps_as_text() {
         let batch = maps_of_number_keys();
-        let mut w = BatchWriter::try_new(
-            Vec::new(),
-            &batch.schema(),
-            ExportFormat::JsonLines,
-            &ExportOptions::default(),
-        )
-        .unwrap();
-        w.write(&batch).unwrap();
-        let text = String::from_utf8(w.finish().unwrap()).unwrap();
+        let text = String::from_utf8(written(ExportFormat::JsonLines, &[batch])).unwrap();
         assert_eq!(text, "{\"m\":[{\"1\":0.5,\"200\":-1.0}]}\n{\"m\":null}\n");
     }
 
@@ -1117,15 +1124,7 @@ mod tests {
         );
         // JSON and Arrow hold them.
         for format in [ExportFormat::JsonLines, ExportFormat::ArrowFile] {
-            let mut w = BatchWriter::try_new(
-                Vec::new(),
-                &batch.schema(),
-                format,
-                &ExportOptions::default(),
-            )
-            .unwrap();
-            w.write(&batch).unwrap();
-            w.finish().unwrap();
+            written(format, std::slice::from_ref(&batch));
         }
     }
 
@@ -1230,16 +1229,7 @@ mod tests {
     #[test]
     fn parquet_floats_are_written_without_a_dictionary() {
         use parquet::file::reader::{FileReader, SerializedFileReader};
-        let batch = nested_batch();
-        let mut w = BatchWriter::try_new(
-            Vec::new(),
-            &batch.schema(),
-            ExportFormat::Parquet,
-            &ExportOptions::default(),
-        )
-        .unwrap();
-        w.write(&batch).unwrap();
-        let bytes = bytes::Bytes::from(w.finish().unwrap());
+        let bytes = bytes::Bytes::from(written(ExportFormat::Parquet, &[nested_batch()]));
         let file = SerializedFileReader::new(bytes).unwrap();
         let group = file.metadata().row_group(0);
         let dictionary: Vec<(String, bool)> = group
@@ -1268,18 +1258,13 @@ mod tests {
         let rows = PARQUET_ROW_GROUP_ROWS + 10;
         let values = Int32Array::from_iter_values(0..rows as i32);
         let batch = RecordBatch::try_from_iter([("v", Arc::new(values) as ArrayRef)]).unwrap();
-        let mut w = BatchWriter::try_new(
-            Vec::new(),
-            &batch.schema(),
-            ExportFormat::Parquet,
-            &ExportOptions::default(),
-        )
-        .unwrap();
         // In three writes, the second crossing the cap.
-        w.write(&batch.slice(0, 100)).unwrap();
-        w.write(&batch.slice(100, rows - 105)).unwrap();
-        w.write(&batch.slice(rows - 5, 5)).unwrap();
-        let bytes = bytes::Bytes::from(w.finish().unwrap());
+        let parts = [
+            batch.slice(0, 100),
+            batch.slice(100, rows - 105),
+            batch.slice(rows - 5, 5),
+        ];
+        let bytes = bytes::Bytes::from(written(ExportFormat::Parquet, &parts));
         let file = SerializedFileReader::new(bytes.clone()).unwrap();
         let groups: Vec<i64> = file
             .metadata()
@@ -1323,17 +1308,7 @@ mod tests {
             one.write(part).unwrap();
         }
         drop(one);
-        let mut w = BatchWriter::try_new(
-            Vec::new(),
-            &batch.schema(),
-            ExportFormat::Csv,
-            &ExportOptions::default(),
-        )
-        .unwrap();
-        for part in &parts {
-            w.write(part).unwrap();
-        }
-        let text = w.finish().unwrap();
+        let text = written(ExportFormat::Csv, &parts);
         assert_eq!(
             String::from_utf8(text).unwrap(),
             String::from_utf8(expected).unwrap()
@@ -1348,16 +1323,6 @@ mod tests {
         }
         one.finish().unwrap();
         drop(one);
-        let mut w = BatchWriter::try_new(
-            Vec::new(),
-            &batch.schema(),
-            ExportFormat::JsonLines,
-            &ExportOptions::default(),
-        )
-        .unwrap();
-        for part in &parts {
-            w.write(part).unwrap();
-        }
-        assert_eq!(w.finish().unwrap(), expected);
+        assert_eq!(written(ExportFormat::JsonLines, &parts), expected);
     }
 }

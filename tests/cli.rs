@@ -73,6 +73,11 @@ fn assert_one_line_error(out: &Output, args: &[&str]) -> String {
     lines[0].to_string()
 }
 
+/// ROOT's reading of `importer.root`.
+fn importer_golden() -> Value {
+    serde_json::from_reader(File::open(fixture("importer.json")).unwrap()).unwrap()
+}
+
 fn run_err(args: &[&str]) -> String {
     let out = rntuple().args(args).output().unwrap();
     assert_one_line_error(&out, args)
@@ -380,8 +385,7 @@ fn info_of_importer_has_compression() {
 
 #[test]
 fn cat_jsonl_matches_root() {
-    let golden: Value =
-        serde_json::from_reader(File::open(fixture("importer.json")).unwrap()).unwrap();
+    let golden = importer_golden();
     let values = &golden["ntuples"][0]["values"];
     let out = run_ok(&[
         "cat",
@@ -435,8 +439,7 @@ fn cat_limit_and_skip() {
 /// `name | value` line per field, in the schema's order.
 #[test]
 fn cat_records_print_a_field_a_line() {
-    let golden: Value =
-        serde_json::from_reader(File::open(fixture("importer.json")).unwrap()).unwrap();
+    let golden = importer_golden();
     let values = &golden["ntuples"][0]["values"];
     let out = run_ok(&[
         "cat",
@@ -824,8 +827,7 @@ fn sql_counts_entries() {
         "--format",
         "csv",
     ]);
-    let golden: Value =
-        serde_json::from_reader(File::open(fixture("importer.json")).unwrap()).unwrap();
+    let golden = importer_golden();
     let jets: u64 = golden["ntuples"][0]["values"]["nJet"]
         .as_array()
         .unwrap()
