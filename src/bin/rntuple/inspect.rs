@@ -16,7 +16,7 @@ use rntuple::{RNTuple, RNTupleFile, SchemaCache};
 
 use crate::util::{
     brief_type_name, bytes, compression_name, print, ratio, warn, CliError, CliResult, Context,
-    Table,
+    Table, BRIEF_MEMBERS,
 };
 use crate::{InfoArgs, LsArgs, SchemaArgs};
 
@@ -294,9 +294,6 @@ pub fn schema(args: &SchemaArgs, _quiet: bool) -> CliResult {
     print(&out)
 }
 
-/// Members of a struct that `rntuple schema` names in its Arrow type.
-const SCHEMA_MEMBERS: usize = 4;
-
 /// Adds the rows of a field and its subfields, drawn as a tree.
 #[allow(clippy::too_many_arguments)]
 fn field_rows(
@@ -322,7 +319,7 @@ fn field_rows(
         // Members have rows of their own: a struct names a few and counts the
         // rest, or NanoAOD's collections would widen the table to a thousand
         // columns of text.
-        (None, Some(dt)) => brief_type_name(dt, SCHEMA_MEMBERS),
+        (None, Some(dt)) => brief_type_name(dt, BRIEF_MEMBERS),
         (None, None) => "-".to_string(),
     };
     let mut row = vec![name, cxx, arrow, columns_text(d, field)];

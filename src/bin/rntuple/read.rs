@@ -4,9 +4,6 @@ use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::Path;
 
-use arrow::util::display::FormatOptions;
-use arrow::util::pretty::pretty_format_batches_with_options;
-use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Schema};
 use rntuple::export::{
     unwritable_columns, unwritable_kinds, BatchWriter, ExportFormat, ExportOptions,
@@ -15,8 +12,8 @@ use rntuple::RNTupleRecordBatchReader;
 
 use crate::inspect::open;
 use crate::util::{
-    brief_type_name, bulk_stdout, entry_progress, format_records, some_of, terminal_width,
-    warn_skipped, wider_than, CliError, CliResult, Context, NAMED_COLUMNS,
+    bulk_stdout, entry_progress, format_rows, name_columns, warn_skipped, CliError, CliResult,
+    Context,
 };
 use crate::{CatArgs, CatFormat, ExportArgs};
 
@@ -64,11 +61,7 @@ fn check_columns(schema: &Schema, format: ExportFormat, flatten: bool) -> CliRes
     if bad.is_empty() {
         return Ok(());
     }
-    // A file of a thousand fields must not make an error of a thousand
-    // names: the first few, and how many more.
-    let names = some_of(&bad, NAMED_COLUMNS, |c| {
-        format!("{} ({})", c.path, brief_type_name(&c.data_type, 4))
-    });
+    let names = name_columns(&bad);
     Err(CliError::new(match format {
         ExportFormat::Csv if !flatten && bad.iter().all(|c| matches!(c.data_type, DataType::Struct(_))) => format!(
             "CSV cannot hold nested columns: {names}; add --flatten to write struct members as parent.member columns, or use --format jsonl"
@@ -99,10 +92,7 @@ pub fn cat(args: &CatArgs, quiet: bool) -> CliResult {
     match args.format {
         CatFormat::Table | CatFormat::Records => {
             let schema = reader.schema_ref();
-            let options = FormatOptions::default().with_null("null");
-            // A table wider than the terminal (a NanoAOD file has about a
-            // thousand top-level fields) prints as records from then on.
-            let fits = (args.format == CatFormat::Table).then(terminal_width);
+            // Once a table is wider than the terminal, records from then on.
             let mut records = args.format == CatFormat::Records;
             let mut first = args.skip;
             let mut printed = false;
@@ -111,31 +101,23 @@ pub fn cat(args: &CatArgs, quiet: bool) -> CliResult {
                 if batch.num_rows() == 0 && printed {
                     continue;
                 }
-                if !records {
-                    let table =
-                        pretty_format_batches_with_options(std::slice::from_ref(&batch), &options)?;
-                    match fits {
-                        Some(Some(width)) if wider_than(&table.to_string(), width) => {
-                            records = true;
-                        }
-                        _ => writeln!(out, "{table}")?,
-                    }
-                }
-                if records {
-                    write!(out, "{}", format_records(&batch, first, "entry", &options)?)?;
-                }
-                first += batch.num_rows() as u64;
-                printed = true;
-            }
-            if !printed && records {
-                writeln!(out, "(0 entries)")?;
-            } else if !printed {
-                let empty = RecordBatch::new_empty(schema);
-                writeln!(
-                    out,
-                    "{}",
-                    pretty_format_batches_with_options(&[empty], &options)?
+                let (text, as_records) = format_rows(
+                    &schema,
+                    std::slice::from_ref(&batch),
+                    records,
+                    first,
+                    "entry",
                 )?;
+                out.write_all(text.as_bytes())?;
+                records = as_records;
+                first += batch.num_rows() as u64;
+                printed |= !text.is_empty();
+            }
+            if !printed {
+                match format_rows(&schema, &[], records, first, "entry")? {
+                    (_, true) => writeln!(out, "(0 entries)")?,
+                    (table, false) => out.write_all(table.as_bytes())?,
+                }
             }
             out.flush()?;
         }

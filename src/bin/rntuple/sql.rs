@@ -12,8 +12,6 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use arrow::util::display::FormatOptions;
-use arrow::util::pretty::pretty_format_batches_with_options;
 use datafusion::common::TableReference;
 use datafusion::datasource::source_as_provider;
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
@@ -31,8 +29,8 @@ use rustyline::error::ReadlineError;
 
 use crate::inspect::open;
 use crate::util::{
-    brief_type_name, bulk_stdout, format_records, some_of, spinner, terminal_width, warn_left_out,
-    warn_skipped, wider_than, CliError, CliResult, Context, NAMED_COLUMNS,
+    bulk_stdout, format_rows, name_columns, spinner, warn_left_out, warn_skipped, CliError,
+    CliResult, Context,
 };
 use crate::{SqlArgs, SqlFormat};
 
@@ -278,33 +276,15 @@ async fn print_stream(
                 batches.push(batch);
             }
             bar.finish_and_clear();
-            let options = FormatOptions::default().with_null("null");
-            let mut text = String::new();
-            let mut records = output.format == SqlFormat::Records;
-            if !records {
-                let table = if batches.is_empty() {
-                    pretty_format_batches_with_options(
-                        &[arrow_array::RecordBatch::new_empty(schema)],
-                        &options,
-                    )?
-                } else {
-                    pretty_format_batches_with_options(&batches, &options)?
-                };
-                text = format!("{table}\n");
-                // Wider than the terminal (`SELECT *` of a NanoAOD file):
-                // records instead.
-                records = terminal_width().is_some_and(|width| wider_than(&text, width));
-            }
-            if records {
-                text.clear();
-                let mut first = 1;
-                for batch in &batches {
-                    text.push_str(&format_records(batch, first, "row", &options)?);
-                    first += batch.num_rows() as u64;
-                }
-                if first == 1 {
-                    text.push_str("(0 rows)\n");
-                }
+            let (mut text, records) = format_rows(
+                &schema,
+                &batches,
+                output.format == SqlFormat::Records,
+                1,
+                "row",
+            )?;
+            if records && text.is_empty() {
+                text.push_str("(0 rows)\n");
             }
             let mut out = std::io::stdout().lock();
             out.write_all(text.as_bytes())?;
@@ -313,11 +293,7 @@ async fn print_stream(
         Some(format) => {
             let bad = unwritable_columns(&schema, format, false);
             if !bad.is_empty() {
-                // `SELECT *` of a wide file must not make an error of a
-                // thousand names: the first few, and how many more.
-                let names = some_of(&bad, NAMED_COLUMNS, |c| {
-                    format!("{} ({})", c.path, brief_type_name(&c.data_type, 4))
-                });
+                let names = name_columns(&bad);
                 return Err(CliError::new(format!(
                     "{format} cannot hold the columns {names}; select their members or use another --format",
                 )));

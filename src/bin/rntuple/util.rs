@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use arrow::array::RecordBatch;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
-use arrow_schema::{ArrowError, DataType};
+use arrow::util::pretty::pretty_format_batches_with_options;
+use arrow_schema::{ArrowError, DataType, SchemaRef};
 use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rntuple::export::UnwritableColumn;
 
 /// An error of the command: one line, printed as `rntuple: <message>`.
 #[derive(Debug)]
@@ -304,7 +306,24 @@ pub fn compression_name(setting: u32) -> String {
 }
 
 /// The most columns an error names; it counts the others.
-pub const NAMED_COLUMNS: usize = 8;
+const NAMED_COLUMNS: usize = 8;
+
+/// Members of a struct that an Arrow type names in the command's tables and
+/// messages; it counts the rest.
+pub const BRIEF_MEMBERS: usize = 4;
+
+/// Columns a format cannot hold, as an error names them: a file of a
+/// thousand fields must not make an error of a thousand names, so the
+/// first few with their types, and how many more.
+pub fn name_columns(columns: &[UnwritableColumn]) -> String {
+    some_of(columns, NAMED_COLUMNS, |c| {
+        format!(
+            "{} ({})",
+            c.path,
+            brief_type_name(&c.data_type, BRIEF_MEMBERS)
+        )
+    })
+}
 
 /// `items` named by `name` and joined by commas, at most `most` of them and
 /// the rest counted: `a, b, and 5 more`. The one item left over is named
@@ -390,9 +409,44 @@ pub fn spinner(quiet: bool, message: &str) -> ProgressBar {
     bar
 }
 
+/// Rows as text for a person, and whether as records: a table (with only
+/// its header if there are no `batches`), or, if `records` or if the table
+/// is wider than the terminal, [`format_records`] (nothing if there are no
+/// rows), their rows counted from `first`.
+pub fn format_rows(
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+    records: bool,
+    first: u64,
+    what: &str,
+) -> Result<(String, bool), ArrowError> {
+    let options = FormatOptions::default().with_null("null");
+    if !records {
+        let empty = [RecordBatch::new_empty(schema.clone())];
+        let shown = if batches.is_empty() {
+            &empty[..]
+        } else {
+            batches
+        };
+        let table = format!("{}\n", pretty_format_batches_with_options(shown, &options)?);
+        // Wider than the terminal (a NanoAOD file has about a thousand
+        // top-level fields): records instead.
+        if !terminal_width().is_some_and(|width| wider_than(&table, width)) {
+            return Ok((table, false));
+        }
+    }
+    let mut text = String::new();
+    let mut first = first;
+    for batch in batches {
+        text.push_str(&format_records(batch, first, what, &options)?);
+        first += batch.num_rows() as u64;
+    }
+    Ok((text, true))
+}
+
 /// The width of the terminal standard output writes to; `None` when it
 /// writes elsewhere.
-pub fn terminal_width() -> Option<usize> {
+fn terminal_width() -> Option<usize> {
     if !std::io::stdout().is_terminal() {
         return None;
     }
@@ -402,7 +456,7 @@ pub fn terminal_width() -> Option<usize> {
 }
 
 /// Whether the rendered `table` is wider than `width` characters.
-pub fn wider_than(table: &str, width: usize) -> bool {
+fn wider_than(table: &str, width: usize) -> bool {
     table.lines().any(|line| line.chars().count() > width)
 }
 
@@ -412,7 +466,7 @@ const RECORD_NAME_WIDTH: usize = 40;
 /// The rows of `batch` as records, for tables too wide to read: a title
 /// line per row (`-[ entry 7 ]---`, counting from `first`), then one line
 /// per column, its name and its value.
-pub fn format_records(
+fn format_records(
     batch: &RecordBatch,
     first: u64,
     what: &str,
