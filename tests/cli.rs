@@ -78,6 +78,14 @@ fn importer_golden() -> Value {
     serde_json::from_reader(File::open(fixture("importer.json")).unwrap()).unwrap()
 }
 
+/// `rntuple cat importer.root ARGS`, expecting success; returns stdout.
+fn cat_importer(args: &[&str]) -> String {
+    let file = fixture("importer.root");
+    let mut all = vec!["cat", path_str(&file)];
+    all.extend_from_slice(args);
+    run_ok(&all)
+}
+
 fn run_err(args: &[&str]) -> String {
     let out = rntuple().args(args).output().unwrap();
     assert_one_line_error(&out, args)
@@ -387,14 +395,7 @@ fn info_of_importer_has_compression() {
 fn cat_jsonl_matches_root() {
     let golden = importer_golden();
     let values = &golden["ntuples"][0]["values"];
-    let out = run_ok(&[
-        "cat",
-        path_str(&fixture("importer.root")),
-        "--format",
-        "jsonl",
-        "--columns",
-        "run,event,nJet,Jet_id",
-    ]);
+    let out = cat_importer(&["--format", "jsonl", "--columns", "run,event,nJet,Jet_id"]);
     let rows: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -409,9 +410,7 @@ fn cat_jsonl_matches_root() {
 
 #[test]
 fn cat_limit_and_skip() {
-    let out = run_ok(&[
-        "cat",
-        path_str(&fixture("importer.root")),
+    let out = cat_importer(&[
         "--format",
         "jsonl",
         "-n",
@@ -441,9 +440,7 @@ fn cat_limit_and_skip() {
 fn cat_records_print_a_field_a_line() {
     let golden = importer_golden();
     let values = &golden["ntuples"][0]["values"];
-    let out = run_ok(&[
-        "cat",
-        path_str(&fixture("importer.root")),
+    let out = cat_importer(&[
         "--format",
         "records",
         "--skip",
@@ -488,14 +485,7 @@ fn cat_records_print_a_field_a_line() {
         assert_eq!(jets, expected);
     }
     // No entries: said in words.
-    let out = run_ok(&[
-        "cat",
-        path_str(&fixture("importer.root")),
-        "--format",
-        "records",
-        "-n",
-        "0",
-    ]);
+    let out = cat_importer(&["--format", "records", "-n", "0"]);
     assert_eq!(out, "(0 entries)\n");
     // SQL rows count from 1.
     let out = run_ok(&[
@@ -516,14 +506,7 @@ fn cat_records_print_a_field_a_line() {
 
 #[test]
 fn cat_table_shows_names_and_values() {
-    let out = run_ok(&[
-        "cat",
-        path_str(&fixture("importer.root")),
-        "-n",
-        "2",
-        "--columns",
-        "event,Jet_pt",
-    ]);
+    let out = cat_importer(&["-n", "2", "--columns", "event,Jet_pt"]);
     let lines: Vec<&str> = out.lines().collect();
     assert!(
         lines
