@@ -31,6 +31,11 @@ use crate::encoding::{BitVec, NativeType};
 use crate::error::{Error, Result, ResultExt};
 use crate::page::{ColumnCursor, PageSource};
 
+/// Structs of fewer entries times members than this, read outside the
+/// rayon pool, decode their members one after another on the reader's
+/// thread.
+const PARALLEL_MEMBER_VALUES: u64 = 65_536;
+
 /// The reader of one node in one cluster: its column cursors and children.
 #[derive(Debug)]
 pub struct NodeReader {
@@ -382,11 +387,23 @@ impl NodeReader {
                 }
                 // The members decode in parallel: a collection of structs
                 // (NanoAOD's `_collection0`) is most of a batch's work.
-                let arrays = self
-                    .children
-                    .par_iter_mut()
-                    .map(|child| child.read(range.clone(), shared))
-                    .collect::<Result<Vec<_>>>()?;
+                // Outside the pool (a read on the consumer's thread), a few
+                // values each are decoded here: handing members to the pool
+                // and sleeping until it is done costs more than decoding
+                // them.
+                let values = (len as u64).saturating_mul(self.children.len() as u64);
+                let in_pool = rayon::current_thread_index().is_some();
+                let arrays = if !in_pool && values < PARALLEL_MEMBER_VALUES {
+                    self.children
+                        .iter_mut()
+                        .map(|child| child.read(range.clone(), shared))
+                        .collect::<Result<Vec<_>>>()?
+                } else {
+                    self.children
+                        .par_iter_mut()
+                        .map(|child| child.read(range.clone(), shared))
+                        .collect::<Result<Vec<_>>>()?
+                };
                 Ok(Arc::new(StructArray::try_new(fields, arrays, None)?))
             }
             NodeKind::Map(_, _) => {
