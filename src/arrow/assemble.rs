@@ -393,15 +393,16 @@ impl NodeReader {
                 // them.
                 let values = (len as u64).saturating_mul(self.children.len() as u64);
                 let in_pool = rayon::current_thread_index().is_some();
+                let read = |child: &mut NodeReader| child.read(range.clone(), shared);
                 let arrays = if !in_pool && values < PARALLEL_MEMBER_VALUES {
                     self.children
                         .iter_mut()
-                        .map(|child| child.read(range.clone(), shared))
+                        .map(read)
                         .collect::<Result<Vec<_>>>()?
                 } else {
                     self.children
                         .par_iter_mut()
-                        .map(|child| child.read(range.clone(), shared))
+                        .map(read)
                         .collect::<Result<Vec<_>>>()?
                 };
                 Ok(Arc::new(StructArray::try_new(fields, arrays, None)?))
