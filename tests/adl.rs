@@ -81,16 +81,17 @@ impl Histogram {
 
 /// Runs `benches/adl/<q>.sql` over `path` and returns the `x` column.
 async fn run_query(query: &str, path: &Path, partitions: usize) -> Vec<f64> {
-    let config = session_config().with_target_partitions(partitions);
-    let config = config.set_usize("datafusion.optimizer.repartition_file_min_size", 0);
-    let ctx = session_context_with_config(config);
-    ctx.register_rntuple(
-        "events",
-        path.to_str().unwrap(),
-        RNTupleReadOptions::default().with_ntuple("Events"),
-    )
-    .await
-    .unwrap();
+    run_query_with(query, path, partitions, RNTupleReadOptions::default()).await
+}
+
+/// [`run_query`] with these read options (the RNTuple is always `Events`).
+async fn run_query_with(
+    query: &str,
+    path: &Path,
+    partitions: usize,
+    options: RNTupleReadOptions,
+) -> Vec<f64> {
+    let ctx = events_context(path, partitions, options).await;
     let sql =
         std::fs::read_to_string(root().join("benches/adl").join(format!("{query}.sql"))).unwrap();
     let df = ctx
@@ -116,6 +117,31 @@ async fn run_query(query: &str, path: &Path, partitions: usize) -> Vec<f64> {
         out.extend(values.values().iter().copied());
     }
     out
+}
+
+/// A session of `partitions` that splits even small scans, with `path`
+/// registered as `events`.
+async fn events_context(
+    path: &Path,
+    partitions: usize,
+    options: RNTupleReadOptions,
+) -> datafusion::prelude::SessionContext {
+    let mut config = session_config().with_target_partitions(partitions);
+    if options.min_piece_entries < 5_000 {
+        // Batches smaller than the file's 5,000 entries: DataFusion keeps
+        // an input it knows to fit in one batch in one partition.
+        config = config.with_batch_size(1_000);
+    }
+    let config = config.set_usize("datafusion.optimizer.repartition_file_min_size", 0);
+    let ctx = session_context_with_config(config);
+    ctx.register_rntuple(
+        "events",
+        path.to_str().unwrap(),
+        options.with_ntuple("Events"),
+    )
+    .await
+    .unwrap();
+    ctx
 }
 
 /// Compares our fills with ROOT's histogram; returns a description of any
@@ -172,12 +198,16 @@ fn answers() -> Value {
 }
 
 async fn check_file(file: &str, partitions: usize) {
+    check_file_with(file, partitions, RNTupleReadOptions::default()).await;
+}
+
+async fn check_file_with(file: &str, partitions: usize, options: RNTupleReadOptions) {
     let answers = answers();
     let path = root().join("tests/data/adl").join(file);
     let mut failures = Vec::new();
     for query in QUERIES {
         let expected = Histogram::from_json(&answers[query]);
-        let ours = run_query(query, &path, partitions).await;
+        let ours = run_query_with(query, &path, partitions, options.clone()).await;
         if let Err(e) = compare(query, &ours, &expected) {
             failures.push(e);
         }
@@ -193,6 +223,28 @@ async fn adl_queries_agree_with_root() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn adl_queries_agree_with_root_over_cluster_partitions() {
     check_file("nanoaod_clusters.root", 4).await;
+}
+
+/// The file's one cluster of 5,000 entries cut into three partitions, each
+/// reading a share of its entries and decompressing the pages that straddle
+/// its cuts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adl_queries_agree_with_root_over_pieces_of_one_cluster() {
+    let options = RNTupleReadOptions::default().with_min_piece_entries(500);
+    let path = root().join("tests/data/adl/nanoaod_events.root");
+    let ctx = events_context(&path, 3, options.clone()).await;
+    let plan = ctx
+        .sql("EXPLAIN SELECT sum(MET_pt) FROM events")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let text = arrow::util::pretty::pretty_format_batches(&plan)
+        .unwrap()
+        .to_string();
+    assert!(text.contains("3 groups"), "{text}");
+    check_file_with("nanoaod_events.root", 3, options).await;
 }
 
 /// The values themselves, where ROOT recorded them: every query's fills in

@@ -100,6 +100,11 @@ impl RNTupleFormatFactory {
                     }
                 }
                 "file_extension" => options.file_extension = value.clone(),
+                "min_piece_entries" => {
+                    options.min_piece_entries = value
+                        .parse()
+                        .map_err(|_| DataFusionError::Configuration(format!("option 'min_piece_entries' must be a number of entries, not {value:?}")))?
+                }
                 "whole_file_limit" => {
                     options.whole_file_limit = value
                         .parse()
@@ -107,7 +112,7 @@ impl RNTupleFormatFactory {
                 }
                 other => {
                     return Err(DataFusionError::Configuration(format!(
-                        "unknown option {other:?} for STORED AS RNTUPLE (known: 'ntuple', 'index', 'whole_file_limit', 'file_extension')"
+                        "unknown option {other:?} for STORED AS RNTUPLE (known: 'ntuple', 'index', 'whole_file_limit', 'file_extension', 'min_piece_entries')"
                     )))
                 }
             }

@@ -76,6 +76,9 @@ impl From<crate::Error> for DataFusionError {
     }
 }
 
+/// The default of [`RNTupleReadOptions::min_piece_entries`].
+pub const DEFAULT_MIN_PIECE_ENTRIES: u64 = 65_536;
+
 /// How RNTuple files are read as a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RNTupleReadOptions {
@@ -90,6 +93,12 @@ pub struct RNTupleReadOptions {
     /// cluster needs.
     /// Files on the local file system are neither: they are read in place.
     pub whole_file_limit: u64,
+    /// A scan split over several partitions may cut a cluster of a file
+    /// read in place between two of them where both parts hold at least
+    /// this many entries, so that a file of a few large clusters still
+    /// keeps every partition busy. Each part decompresses the pages that
+    /// straddle the cut. `u64::MAX` cuts only between clusters.
+    pub min_piece_entries: u64,
 }
 
 impl Default for RNTupleReadOptions {
@@ -99,6 +108,7 @@ impl Default for RNTupleReadOptions {
             file_extension: DEFAULT_EXTENSION.to_string(),
             use_index: true,
             whole_file_limit: DEFAULT_WHOLE_FILE_LIMIT,
+            min_piece_entries: DEFAULT_MIN_PIECE_ENTRIES,
         }
     }
 }
@@ -113,6 +123,13 @@ impl RNTupleReadOptions {
     /// Takes files ending with this extension from directories.
     pub fn with_file_extension(mut self, ext: impl Into<String>) -> Self {
         self.file_extension = ext.into();
+        self
+    }
+
+    /// Cuts clusters between partitions only where both parts hold at
+    /// least `n` entries (see [`Self::min_piece_entries`]).
+    pub fn with_min_piece_entries(mut self, n: u64) -> Self {
+        self.min_piece_entries = n;
         self
     }
 

@@ -2,9 +2,9 @@
 //!
 //! ```text
 //!  PartitionedFile (+ its metadata, + byte range)
-//!    -> clusters whose first page lies in the range        (source::clusters_of)
+//!    -> the entries of each cluster that the range reads     (source::cluster_entries_of)
 //!    -> minus clusters the sidecar index rules out          (index::prune)
-//!    -> up to the clusters that hold `limit` entries
+//!    -> up to the entries that make `limit`
 //!    -> per cluster, one at a time, each a task of its own:
 //!         fetch the projected columns' pages (store::fetch_cluster, async)
 //!         decode them on a blocking thread (RNTupleReaderBuilder), up to
@@ -15,6 +15,7 @@
 //! ```
 
 use std::collections::BTreeSet;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -31,7 +32,7 @@ use object_store::ObjectStore;
 use super::batch_slices;
 use super::functions::is_list;
 use super::index;
-use super::source::clusters_of;
+use super::source::cluster_entries_of;
 use super::store::{self, fetch_cluster, fetch_misses, is_miss, MetadataCache, NTupleMeta};
 use super::RNTupleReadOptions;
 use crate::descriptor::ClusterDescriptor;
@@ -147,25 +148,24 @@ impl RNTupleOpener {
     }
 }
 
-/// The clusters to read with the entry limit of each: the clusters up to
-/// the one that completes `limit` entries.
+/// The clusters to read, each with the entries to read of it: up to the
+/// one that completes `limit` entries.
 fn apply_limit(
-    meta: &NTupleMeta,
-    clusters: Vec<usize>,
+    clusters: Vec<(usize, Range<u64>)>,
     limit: Option<usize>,
-) -> Vec<(usize, Option<u64>)> {
+) -> Vec<(usize, Range<u64>)> {
     let Some(limit) = limit else {
-        return clusters.into_iter().map(|c| (c, None)).collect();
+        return clusters;
     };
     let mut remaining = limit as u64;
     let mut out = Vec::new();
-    for c in clusters {
+    for (c, entries) in clusters {
         if remaining == 0 {
             break;
         }
-        let n = meta.clusters.get(c).map_or(0, |d| d.n_entries);
-        out.push((c, Some(remaining.min(n))));
-        remaining = remaining.saturating_sub(n);
+        let n = remaining.min(entries.end - entries.start);
+        out.push((c, entries.start..entries.start + n));
+        remaining -= n;
     }
     out
 }
@@ -182,13 +182,15 @@ impl FileOpener for RNTupleOpener {
                         .await?
                 }
             };
-            let mut clusters = clusters_of(&meta, &file);
+            let mut clusters = cluster_entries_of(&meta, &file);
             if let Some(pruning) = &this.pruning {
                 let before = clusters.len();
-                clusters = index::prune(pruning, &meta, clusters);
+                let kept = index::prune(pruning, &meta, clusters.iter().map(|(c, _)| *c).collect());
+                let kept: BTreeSet<usize> = kept.into_iter().collect();
+                clusters.retain(|(c, _)| kept.contains(c));
                 this.metrics.clusters_pruned.add(before - clusters.len());
             }
-            let plan = apply_limit(&meta, clusters, this.limit);
+            let plan = apply_limit(clusters, this.limit);
             // Held while the file is scanned; read again by the next scan.
             let page_lists = if plan.is_empty() {
                 Arc::default()
@@ -202,7 +204,7 @@ impl FileOpener for RNTupleOpener {
             // Each cluster is fetched and decoded by a task of its own that
             // runs ahead of the consumer by a few batches.
             let stream = futures::stream::iter(plan)
-                .map(move |(cluster, limit)| {
+                .map(move |(cluster, entries)| {
                     futures::future::ready(spawn_cluster(
                         this.clone(),
                         meta.clone(),
@@ -210,7 +212,7 @@ impl FileOpener for RNTupleOpener {
                         builder.clone(),
                         columns.clone(),
                         cluster,
-                        limit,
+                        entries,
                     ))
                 })
                 .buffered(CLUSTERS_IN_FLIGHT)
@@ -231,13 +233,22 @@ fn spawn_cluster(
     builder: RNTupleReaderBuilder,
     columns: Arc<Vec<u32>>,
     index: usize,
-    limit: Option<u64>,
+    entries: Range<u64>,
 ) -> futures::stream::BoxStream<'static, Result<RecordBatch>> {
     let (tx, rx) = tokio::sync::mpsc::channel(BATCHES_IN_FLIGHT);
     let batch_size = this.batch_size.max(1);
     tokio::spawn(async move {
         let errors = tx.clone();
-        let read = read_cluster(this, meta, &page_lists, builder, columns, index, limit, tx);
+        let read = read_cluster(
+            this,
+            meta,
+            &page_lists,
+            builder,
+            columns,
+            index,
+            entries,
+            tx,
+        );
         if let Err(e) = read.await {
             let _ = errors.send(Err(e)).await;
         }
@@ -297,8 +308,8 @@ fn decode_entries(
     batch_size.saturating_mul(batches as usize)
 }
 
-/// Fetches one cluster's pages, then decodes them on a blocking thread and
-/// sends each batch to `tx`.
+/// Fetches one cluster's pages, then decodes its `entries` on a blocking
+/// thread and sends each batch to `tx`.
 #[allow(clippy::too_many_arguments)]
 async fn read_cluster(
     this: RNTupleOpener,
@@ -307,18 +318,18 @@ async fn read_cluster(
     builder: RNTupleReaderBuilder,
     columns: Arc<Vec<u32>>,
     index: usize,
-    limit: Option<u64>,
+    entries: Range<u64>,
     tx: tokio::sync::mpsc::Sender<Result<RecordBatch>>,
 ) -> Result<()> {
     let Some(cluster) = page_lists.get(index) else {
         return Ok(());
     };
-    let (id, first_entry, n_entries) = (cluster.id, cluster.first_entry, cluster.n_entries);
+    let id = cluster.id;
     let batch_size = this.batch_size.max(1);
     // A slice of a list array keeps its whole child array, and kernels such
     // as Arrow's list cast work on all of it for every slice: lists are
     // read in the session's batches.
-    let entries = if builder
+    let per_read = if builder
         .schema()
         .fields()
         .iter()
@@ -347,9 +358,9 @@ async fn read_cluster(
         loop {
             let mut b = builder
                 .clone()
-                .with_batch_size(entries)
+                .with_batch_size(per_read)
                 .with_clusters([id])
-                .with_entry_range(first_entry + sent..first_entry + n_entries);
+                .with_entry_range(entries.start + sent..entries.end);
             if one_field {
                 // One field is one lane: the pool would decode it one read
                 // at a time too, while this thread waited. Decoded here, the
@@ -357,9 +368,6 @@ async fn read_cluster(
                 // same, without the hand-offs or the reads the lane runs
                 // ahead (Q1: 1.11x, 470 fewer page faults).
                 b = b.with_batches_ahead(0);
-            }
-            if let Some(n) = limit {
-                b = b.with_limit(n.saturating_sub(sent));
             }
             let mut reader = match b.build() {
                 Ok(reader) => reader,

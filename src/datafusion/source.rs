@@ -9,6 +9,7 @@
 //! ```
 
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
 use datafusion::common::config::ConfigOptions;
@@ -110,24 +111,110 @@ impl RNTupleSource {
     }
 }
 
-/// The clusters of `meta` that belong to `file` (its byte range), in entry order.
+/// The clusters of `meta` that `file` reads, in entry order.
+#[cfg(test)]
 pub(crate) fn clusters_of(meta: &NTupleMeta, file: &PartitionedFile) -> Vec<usize> {
+    cluster_entries_of(meta, file)
+        .into_iter()
+        .map(|(c, _)| c)
+        .collect()
+}
+
+/// The clusters of `meta` that `file` reads, in entry order, each with the
+/// entries it reads of it.
+///
+/// A cluster spans the bytes from its first page to the next cluster's
+/// first page (the last one, to the end of the file), and a byte range reads
+/// the share of the cluster's entries that it covers of that span: a range
+/// that ends 40% into the span reads the first 40% of the entries. So ranges
+/// cut at clusters' first pages read whole clusters (each the one whose
+/// first page it holds), and ranges that tile the file read every entry
+/// once, wherever they are cut.
+pub(crate) fn cluster_entries_of(
+    meta: &NTupleMeta,
+    file: &PartitionedFile,
+) -> Vec<(usize, Range<u64>)> {
+    if file.range.is_none() {
+        // The whole file: every cluster, whatever its pages' positions.
+        return (meta.clusters.iter().enumerate())
+            .map(|(c, d)| (c, d.first_entry..d.first_entry + d.n_entries))
+            .collect();
+    }
+    let (lo, hi) = byte_range(meta, file);
     (0..meta.clusters.len())
-        .filter(|&i| match &file.range {
-            None => true,
-            Some(r) => meta
-                .clusters
-                .get(i)
-                .is_some_and(|c| r.contains(c.position as i64)),
+        .filter_map(|c| {
+            let entries = entry_at(meta, c, lo)..entry_at(meta, c, hi);
+            (!entries.is_empty()).then_some((c, entries))
         })
         .collect()
 }
 
-/// One unit of work for the split: a cluster of a file and its weight.
+/// The entries `file` reads.
+pub(crate) fn entries_of(meta: &NTupleMeta, file: &PartitionedFile) -> u64 {
+    cluster_entries_of(meta, file)
+        .iter()
+        .map(|(_, r)| r.end - r.start)
+        .sum()
+}
+
+/// The bytes of the file that `file` covers.
+fn byte_range(meta: &NTupleMeta, file: &PartitionedFile) -> (u64, u64) {
+    match &file.range {
+        Some(r) => (
+            u64::try_from(r.start).unwrap_or(0),
+            u64::try_from(r.end).unwrap_or(0),
+        ),
+        None => (0, meta.size),
+    }
+}
+
+/// The first entry of cluster `c` that a range starting at byte `at` reads
+/// (the cluster's end when `at` is past its span).
+fn entry_at(meta: &NTupleMeta, c: usize, at: u64) -> u64 {
+    let (Some(cluster), Some(&end)) = (meta.clusters.get(c), meta.span_ends.get(c)) else {
+        return 0;
+    };
+    let (start, n) = (cluster.position, cluster.n_entries);
+    let into = if at <= start {
+        0
+    } else if at >= end {
+        n
+    } else {
+        // at - start < end - start, so the share is below n.
+        (u128::from(n) * u128::from(at - start) / u128::from(end - start)) as u64
+    };
+    cluster.first_entry + into
+}
+
+/// The byte at which to cut cluster `c` so that the range starting there
+/// reads its entries from about `entry` on (exactly when the span has at
+/// least as many bytes as the cluster has entries); `None` when the
+/// cluster's span is empty.
+fn byte_at(meta: &NTupleMeta, c: usize, entry: u64) -> Option<u64> {
+    let cluster = meta.clusters.get(c)?;
+    let end = *meta.span_ends.get(c)?;
+    let span = end.checked_sub(cluster.position).filter(|&s| s > 0)?;
+    let into = entry.checked_sub(cluster.first_entry)?;
+    let n = cluster.n_entries.max(1);
+    let bytes = (u128::from(into) * u128::from(span)).div_ceil(u128::from(n));
+    Some(cluster.position + u64::try_from(bytes).ok()?.min(span))
+}
+
+/// One unit of work for the split: the entries a file reads of one
+/// cluster, and their weight.
 struct Unit {
     file: usize,
-    position: i64,
+    cluster: usize,
+    entries: Range<u64>,
     weight: u64,
+}
+
+/// Where a partition starts: at the start of a file's range, or at a byte
+/// inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cut {
+    file: usize,
+    byte: Option<u64>,
 }
 
 impl FileSource for RNTupleSource {
@@ -226,76 +313,74 @@ impl FileSource for RNTupleSource {
         let weights = self.cluster_weights(&metas);
         let mut units = Vec::new();
         for (fi, (file, meta)) in files.iter().zip(&metas).enumerate() {
-            let mut clusters = clusters_of(meta, file);
+            let mut read = cluster_entries_of(meta, file);
             // Byte ranges cut the file in position order.
-            clusters.sort_by_key(|&ci| meta.clusters.get(ci).map_or(0, |c| c.position));
-            for ci in clusters {
+            read.sort_by_key(|(c, _)| (meta.clusters.get(*c).map_or(0, |c| c.position), *c));
+            for (ci, entries) in read {
                 let Some(cluster) = meta.clusters.get(ci) else {
                     continue;
                 };
-                let weight = weights.as_ref().and_then(|w| w.get(fi)?.get(ci).copied());
+                let whole = weights
+                    .as_ref()
+                    .and_then(|w| w.get(fi)?.get(ci).copied())
+                    .unwrap_or(cluster.stored_bytes);
+                let share = u128::from(whole) * u128::from(entries.end - entries.start)
+                    / u128::from(cluster.n_entries.max(1));
                 units.push(Unit {
                     file: fi,
-                    position: cluster.position as i64,
-                    weight: weight.unwrap_or(cluster.stored_bytes) + 1,
+                    cluster: ci,
+                    entries,
+                    weight: u64::try_from(share).unwrap_or(u64::MAX).saturating_add(1),
                 });
             }
         }
-        let total: u64 = units.iter().map(|u| u.weight).sum();
-        if target_partitions <= 1 || units.len() <= 1 || total < repartition_file_min_size as u64 {
+        let total = units.iter().map(|u| u.weight).fold(0, u64::saturating_add);
+        if target_partitions <= 1 || total < repartition_file_min_size as u64 {
             return Ok(None);
         }
-        let per_partition = total.div_ceil(target_partitions as u64);
-        // Cut the units, in order, into runs of about `per_partition` bytes;
-        // a run never spans two files.
+        let cuts = cuts(
+            &units,
+            &metas,
+            target_partitions,
+            total,
+            self.options.min_piece_entries,
+        );
+        // Each file's range is cut at its cuts' bytes, and the pieces go to
+        // the groups in order: a cut starts the next group.
         let mut groups: Vec<Vec<PartitionedFile>> = vec![Vec::new()];
-        let mut filled = 0u64;
-        let mut at = 0;
-        while at < units.len() {
-            let file = units[at].file;
-            let first_in_file = at == 0 || units[at - 1].file != file;
-            let mut end = at;
-            while end < units.len()
-                && units[end].file == file
-                && (end == at || filled < per_partition || groups.len() >= target_partitions)
-            {
-                filled += units[end].weight;
-                end += 1;
-            }
-            let next = units
-                .get(end)
-                .filter(|u| u.file == file)
-                .map(|u| u.position);
-            if let (Some(pf), Some(group)) = (files.get(file), groups.last_mut()) {
-                if let Some(meta) = pf.extension::<Arc<NTupleMeta>>() {
-                    let start = (!first_in_file).then_some(units[at].position);
-                    group.push(piece(pf, meta, start, next));
+        let mut next = cuts.iter().peekable();
+        for (fi, (file, meta)) in files.iter().zip(&metas).enumerate() {
+            let (lo, hi) = byte_range(meta, file);
+            let mut at = lo;
+            while let Some(cut) = next.next_if(|c| c.file == fi) {
+                match cut.byte {
+                    None if groups.last().is_some_and(|g| !g.is_empty()) => {
+                        groups.push(Vec::new());
+                    }
+                    Some(byte) if byte > at && byte < hi => {
+                        if let Some(group) = groups.last_mut() {
+                            group.push(piece(file, meta, at, byte));
+                        }
+                        groups.push(Vec::new());
+                        at = byte;
+                    }
+                    _ => {}
                 }
             }
-            if filled >= per_partition && groups.len() < target_partitions {
-                groups.push(Vec::new());
-                filled = 0;
+            if let Some(group) = groups.last_mut() {
+                group.push(piece(file, meta, at, hi));
             }
-            at = end;
         }
         groups.retain(|g| !g.is_empty());
-        // Files without clusters still count their (zero) entries.
-        for (fi, file) in files.iter().enumerate() {
-            if !units.iter().any(|u| u.file == fi) {
-                if let Some(g) = groups.last_mut() {
-                    g.push((*file).clone());
-                }
-            }
+        if groups.len() <= 1 {
+            return Ok(None);
         }
         let file_groups: Vec<FileGroup> = groups
             .into_iter()
             .map(|files| {
                 let rows: u64 = files
                     .iter()
-                    .filter_map(|f| {
-                        let meta = f.extension::<Arc<NTupleMeta>>()?;
-                        Some(meta.entries(&clusters_of(meta, f)))
-                    })
+                    .filter_map(|f| Some(entries_of(f.extension::<Arc<NTupleMeta>>()?, f)))
                     .sum();
                 let rows = usize::try_from(rows).unwrap_or(usize::MAX);
                 let stats = Statistics::new_unknown(self.table_schema.table_schema())
@@ -364,27 +449,87 @@ impl FileSource for RNTupleSource {
     }
 }
 
-/// The part of `file` from byte `start` (its own start when `None`) to
-/// byte `end` (its own end when `None`). It carries no statistics of its
-/// own: one set per piece is a few hundred KB for a wide schema, and the
-/// plan needs only its group's entry count.
-fn piece(
-    file: &PartitionedFile,
-    meta: &NTupleMeta,
-    start: Option<i64>,
-    end: Option<i64>,
-) -> PartitionedFile {
-    let (lo, hi) = match &file.range {
-        Some(r) => (r.start, r.end),
-        None => (0, meta.size as i64),
-    };
-    let (start, end) = (start.unwrap_or(lo), end.unwrap_or(hi));
+/// The part of `file` from byte `start` to byte `end`. It carries no
+/// statistics of its own: one set per piece is a few hundred KB for a wide
+/// schema, and the plan needs only its group's entry count.
+fn piece(file: &PartitionedFile, meta: &NTupleMeta, start: u64, end: u64) -> PartitionedFile {
     let mut out = file.clone();
     out.statistics = None;
-    if start != 0 || end != meta.size as i64 || file.range.is_some() {
-        out.range = Some(datafusion::datasource::listing::FileRange { start, end });
+    if start != 0 || end != meta.size || file.range.is_some() {
+        let byte = |b: u64| i64::try_from(b).unwrap_or(i64::MAX);
+        out.range = Some(datafusion::datasource::listing::FileRange {
+            start: byte(start),
+            end: byte(end),
+        });
     }
     out
+}
+
+/// Where the partitions after the first start, for `partitions` of about
+/// equal weight: each where its share of `total` begins. That is at the
+/// nearer edge of the unit it falls in when the edge is within an eighth of
+/// a partition's share; else inside the unit where the file is read in
+/// place and both parts read at least `min_entries` entries (an object
+/// store's file would fetch the whole cluster for each part); else at the
+/// nearer edge.
+fn cuts(
+    units: &[Unit],
+    metas: &[&Arc<NTupleMeta>],
+    partitions: usize,
+    total: u64,
+    min_entries: u64,
+) -> Vec<Cut> {
+    let mut cuts: Vec<Cut> = Vec::new();
+    // The weight of the units before `u`.
+    let (mut before, mut u) = (0u64, 0usize);
+    for k in 1..partitions {
+        let goal = u128::from(total) * k as u128 / partitions as u128;
+        let goal = u64::try_from(goal).unwrap_or(u64::MAX);
+        while let Some(unit) = units.get(u).filter(|unit| before + unit.weight <= goal) {
+            before += unit.weight;
+            u += 1;
+        }
+        let (Some(unit), Some(meta)) = (units.get(u), units.get(u).and_then(|x| metas.get(x.file)))
+        else {
+            break;
+        };
+        let n = unit.entries.end - unit.entries.start;
+        let (to_start, to_end) = (goal - before, before + unit.weight - goal);
+        let edge = if to_start < to_end { u } else { u + 1 };
+        let near_edge = to_start.min(to_end) <= total / partitions as u64 / 8;
+        let into = u128::from(n) * u128::from(to_start) / u128::from(unit.weight);
+        let into = u64::try_from(into).unwrap_or(n);
+        let inside =
+            (!near_edge && !meta.fetches_pages() && into >= min_entries && n - into >= min_entries)
+                .then(|| byte_at(meta, unit.cluster, unit.entries.start + into))
+                .flatten();
+        let cut = match inside {
+            Some(byte) => Cut {
+                file: unit.file,
+                byte: Some(byte),
+            },
+            None => match edge_cut(units, metas, edge) {
+                Some(cut) => cut,
+                None => continue,
+            },
+        };
+        if cuts.last() != Some(&cut) {
+            cuts.push(cut);
+        }
+    }
+    cuts
+}
+
+/// The cut before unit `at`: at the start of its file's range when it is
+/// the file's first unit, else at its cluster's first page.
+fn edge_cut(units: &[Unit], metas: &[&Arc<NTupleMeta>], at: usize) -> Option<Cut> {
+    let unit = units.get(at)?;
+    let first_in_file = at == 0 || units.get(at - 1).is_some_and(|u| u.file != unit.file);
+    let position = metas.get(unit.file)?.clusters.get(unit.cluster)?.position;
+    Some(Cut {
+        file: unit.file,
+        byte: (!first_in_file).then_some(position),
+    })
 }
 
 #[cfg(test)]
@@ -396,34 +541,138 @@ mod tests {
     use object_store::path::Path;
     use object_store::ObjectStoreExt;
 
-    #[tokio::test]
-    async fn cluster_ranges_cover_every_cluster_once() -> Result<()> {
-        let path =
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/clusters.root");
-        if !path.exists() {
-            eprintln!("skipped: {} is absent", path.display());
-            return Ok(());
-        }
+    /// The `Clusters` fixture (14 clusters of 190 entries), its metadata
+    /// attached to the file as the table attaches it.
+    async fn clusters_file() -> Result<Option<(Arc<NTupleMeta>, PartitionedFile)>> {
+        let Some(path) = crate::test_util::fixture("clusters.root") else {
+            return Ok(None);
+        };
         let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
-        let location = Path::from_filesystem_path(&path)?;
-        let object = store.head(&location).await?;
-        let options = RNTupleReadOptions::default();
+        let object = store.head(&Path::from_filesystem_path(&path)?).await?;
         let meta =
             Arc::new(super::super::store::load_ntuple(&store, &object, None, 0, None).await?);
+        let file = PartitionedFile::new_from_meta(object).with_extension(meta.clone());
+        Ok(Some((meta, file)))
+    }
+
+    /// The entries each cluster is read for by `files`, asserted to be
+    /// each of its entries exactly once.
+    fn assert_read_once(meta: &NTupleMeta, files: &[PartitionedFile], what: &str) {
+        let mut read: Vec<Vec<Range<u64>>> = vec![Vec::new(); meta.clusters.len()];
+        for f in files {
+            for (c, entries) in cluster_entries_of(meta, f) {
+                read[c].push(entries);
+            }
+        }
+        for (c, (cluster, mut ranges)) in meta.clusters.iter().zip(read).enumerate() {
+            ranges.sort_by_key(|r| r.start);
+            let mut at = cluster.first_entry;
+            for r in ranges {
+                assert_eq!(r.start, at, "{what}: cluster {c} read from {} on", r.start);
+                at = r.end;
+            }
+            let end = cluster.first_entry + cluster.n_entries;
+            assert_eq!(at, end, "{what}: cluster {c} read up to {at}");
+        }
+    }
+
+    fn with_range(file: &PartitionedFile, start: u64, end: u64) -> PartitionedFile {
+        let mut out = file.clone();
+        out.range = Some(datafusion::datasource::listing::FileRange {
+            start: start as i64,
+            end: end as i64,
+        });
+        out
+    }
+
+    /// Byte ranges that tile the file read every entry once, wherever they
+    /// are cut: inside clusters, at their first pages, or past the end of
+    /// the pages.
+    #[tokio::test]
+    async fn ranges_that_tile_the_file_read_each_entry_once() -> Result<()> {
+        let Some((meta, file)) = clusters_file().await? else {
+            return Ok(());
+        };
+        assert_read_once(&meta, std::slice::from_ref(&file), "whole file");
+        let size = meta.size;
+        let positions: Vec<u64> = meta.clusters.iter().map(|c| c.position).collect();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..200 {
+            let mut cuts: Vec<u64> = (0..round % 9)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    if seed % 3 == 0 {
+                        positions[(seed >> 33) as usize % positions.len()]
+                    } else {
+                        (seed >> 20) % size
+                    }
+                })
+                .collect();
+            cuts.extend([0, size]);
+            cuts.sort();
+            cuts.dedup();
+            let pieces: Vec<PartitionedFile> = cuts
+                .windows(2)
+                .map(|w| with_range(&file, w[0], w[1]))
+                .collect();
+            assert_read_once(&meta, &pieces, &format!("cuts {cuts:?}"));
+        }
+        // A range cut at first pages reads whole clusters, each the one
+        // whose first page it holds.
+        let (a, b) = (positions[3], positions[6]);
+        let read = cluster_entries_of(&meta, &with_range(&file, a, b));
+        assert_eq!(read.iter().map(|(c, _)| *c).collect::<Vec<_>>(), [3, 4, 5]);
+        for (c, entries) in read {
+            let cluster = &meta.clusters[c];
+            assert_eq!(
+                entries,
+                cluster.first_entry..cluster.first_entry + cluster.n_entries
+            );
+        }
+        Ok(())
+    }
+
+    /// The entries of the groups of a split, and the entry counts their
+    /// statistics give.
+    fn group_entries(meta: &NTupleMeta, split: &FileScanConfig) -> Vec<(u64, u64)> {
+        split
+            .file_groups
+            .iter()
+            .map(|g| {
+                let read: u64 = g.iter().map(|f| entries_of(meta, f)).sum();
+                let stated = g
+                    .file_statistics(None)
+                    .and_then(|s| s.num_rows.get_value().copied())
+                    .unwrap_or(usize::MAX);
+                (read, stated as u64)
+            })
+            .collect()
+    }
+
+    fn scan_config(source: &RNTupleSource, files: Vec<PartitionedFile>) -> FileScanConfig {
+        FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source.clone()))
+            .with_file_groups(vec![FileGroup::new(files)])
+            .build()
+    }
+
+    /// Split at clusters' first pages only, every cluster is read once, by
+    /// one group.
+    #[tokio::test]
+    async fn cluster_ranges_cover_every_cluster_once() -> Result<()> {
+        let Some((meta, file)) = clusters_file().await? else {
+            return Ok(());
+        };
         let n_clusters = meta.clusters.len();
         assert!(n_clusters > 4);
+        let options = RNTupleReadOptions::default().with_min_piece_entries(u64::MAX);
         let source = RNTupleSource::new(
             TableSchema::from(meta.schema.clone()),
             options,
             Arc::new(MetadataCache::default()),
         );
-        let file = PartitionedFile::new_from_meta(object).with_extension(meta.clone());
-        let config = FileScanConfigBuilder::new(
-            ObjectStoreUrl::local_filesystem(),
-            Arc::new(source.clone()),
-        )
-        .with_file_groups(vec![FileGroup::new(vec![file])])
-        .build();
+        let config = scan_config(&source, vec![file]);
         for target in [2, 3, 4, 7] {
             let Some(split) = source.repartitioned(target, 0, None, &config)? else {
                 panic!("no split into {target}");
@@ -437,13 +686,75 @@ mod tests {
                 .collect();
             seen.sort();
             assert_eq!(seen, (0..n_clusters).collect::<Vec<_>>(), "target {target}");
-            let rows: usize = split
+            for (read, stated) in group_entries(&meta, &split) {
+                assert_eq!(read, stated, "target {target}");
+            }
+            let rows: u64 = group_entries(&meta, &split).iter().map(|g| g.0).sum();
+            assert_eq!(rows, meta.ntuple.n_entries());
+        }
+        Ok(())
+    }
+
+    /// With clusters cut inside, a split gives as many groups as asked,
+    /// of about equal weight (within a quarter of a share and the weight
+    /// of an entry or two), and reads every entry once, also when the file
+    /// was split before.
+    #[tokio::test]
+    async fn clusters_are_cut_to_balance_the_groups() -> Result<()> {
+        let Some((meta, file)) = clusters_file().await? else {
+            return Ok(());
+        };
+        let options = RNTupleReadOptions::default().with_min_piece_entries(2);
+        let source = RNTupleSource::new(
+            TableSchema::from(meta.schema.clone()),
+            options,
+            Arc::new(MetadataCache::default()),
+        );
+        let weights = source.cluster_weights(&[&meta]).expect("weights")[0].clone();
+        let weight_of = |f: &PartitionedFile| -> f64 {
+            cluster_entries_of(&meta, f)
+                .iter()
+                .map(|(c, r)| {
+                    weights[*c] as f64 * (r.end - r.start) as f64
+                        / meta.clusters[*c].n_entries as f64
+                })
+                .sum()
+        };
+        let total = weight_of(&file);
+        for target in [2, 3, 5, 16, 40] {
+            let config = scan_config(&source, vec![file.clone()]);
+            let Some(split) = source.repartitioned(target, 0, None, &config)? else {
+                panic!("no split into {target}");
+            };
+            assert_eq!(split.file_groups.len(), target, "target {target}");
+            let pieces: Vec<PartitionedFile> = split
                 .file_groups
                 .iter()
-                .filter_map(|g| g.file_statistics(None))
-                .filter_map(|s| s.num_rows.get_value().copied())
-                .sum();
-            assert_eq!(rows as u64, meta.ntuple.n_entries());
+                .flat_map(|g| g.iter().cloned())
+                .collect();
+            assert_read_once(&meta, &pieces, &format!("target {target}"));
+            for (read, stated) in group_entries(&meta, &split) {
+                assert_eq!(read, stated, "target {target}");
+            }
+            let share = total / target as f64;
+            // Forty groups of 190 entries hold about five entries each:
+            // too few for their weights to come out even.
+            for g in split.file_groups.iter().filter(|_| target <= 16) {
+                let w: f64 = g.iter().map(weight_of).sum();
+                assert!(
+                    (w - share).abs() <= share / 4.0 + 2.0 * total / 190.0,
+                    "target {target}: a group weighs {w}, a share is {share}"
+                );
+            }
+            // Split again, as a second pass of the optimizer would.
+            if let Some(again) = source.repartitioned(target + 1, 0, None, &split)? {
+                let pieces: Vec<PartitionedFile> = again
+                    .file_groups
+                    .iter()
+                    .flat_map(|g| g.iter().cloned())
+                    .collect();
+                assert_read_once(&meta, &pieces, &format!("target {target}, again"));
+            }
         }
         Ok(())
     }
@@ -479,6 +790,11 @@ mod tests {
         let files: Vec<PartitionedFile> = (0..WEIGHED_FILES + 1)
             .map(|_| PartitionedFile::new_from_meta(object.clone()).with_extension(meta.clone()))
             .collect();
+        let source = RNTupleSource::new(
+            TableSchema::from(meta.schema.clone()),
+            RNTupleReadOptions::default().with_min_piece_entries(u64::MAX),
+            Arc::new(MetadataCache::default()),
+        );
         let config = FileScanConfigBuilder::new(
             ObjectStoreUrl::local_filesystem(),
             Arc::new(source.clone()),

@@ -199,6 +199,12 @@ pub(crate) struct NTupleMeta {
     pub schema: SchemaRef,
     /// All clusters in entry order.
     pub clusters: Vec<ClusterSummary>,
+    /// Where the byte span of each cluster (of [`clusters`](Self::clusters))
+    /// ends: the next cluster's position in the file, or the file's end.
+    /// The spans tile the file from the first cluster's position on, and a
+    /// file range reads the share of a cluster's entries that it covers of
+    /// its span (see `source::cluster_entries_of`).
+    pub(crate) span_ends: Vec<u64>,
     /// The sidecar index, when there is one that matches the file.
     pub(crate) index: Option<super::index::ClusterIndex>,
     /// The top-level fields whose Real32Quant ranges bound their values.
@@ -208,6 +214,23 @@ pub(crate) struct NTupleMeta {
     /// for a small object held whole, nor for a local file, which `ntuple`
     /// reads in place.
     fetch_pages: bool,
+}
+
+/// The end of each cluster's byte span: the position of the cluster that
+/// follows it in the file (clusters sorted by position, ties by index), or
+/// `size` for the last. A cluster without pages (position 0) spans nothing
+/// when another cluster shares its position.
+fn span_ends(clusters: &[ClusterSummary], size: u64) -> Vec<u64> {
+    let mut order: Vec<usize> = (0..clusters.len()).collect();
+    order.sort_by_key(|&i| (clusters[i].position, i));
+    let mut ends = vec![size; clusters.len()];
+    for pair in order.windows(2) {
+        ends[pair[0]] = clusters[pair[1]].position;
+    }
+    for (end, c) in ends.iter_mut().zip(clusters) {
+        *end = (*end).max(c.position);
+    }
+    ends
 }
 
 /// What planning, statistics and pruning need of one cluster.
@@ -244,19 +267,30 @@ impl NTupleMeta {
         fetch_pages: bool,
     ) -> Self {
         let Opened {
-            ntuple, clusters, ..
+            ntuple,
+            clusters: opened_clusters,
+            ..
         } = opened;
+        let clusters: Vec<ClusterSummary> =
+            opened_clusters.iter().map(ClusterSummary::of).collect();
         Self {
+            span_ends: span_ends(&clusters, object.size),
             location: object.location.clone(),
             size: object.size,
             schema: ntuple.mapping().schema.clone(),
-            quantized: super::index::quantized_fields(&ntuple, &clusters),
+            quantized: super::index::quantized_fields(&ntuple, &opened_clusters),
             ntuple,
-            clusters: clusters.iter().map(ClusterSummary::of).collect(),
+            clusters,
             index: None,
             source,
             fetch_pages,
         }
+    }
+
+    /// Whether each cluster's pages are fetched before it is decoded (an
+    /// object store), rather than read in place.
+    pub(crate) fn fetches_pages(&self) -> bool {
+        self.fetch_pages
     }
 
     /// Entries of the clusters with these indices.
