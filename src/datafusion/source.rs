@@ -651,6 +651,16 @@ mod tests {
             .collect()
     }
 
+    /// A scan of every field of `meta` that cuts clusters where both parts
+    /// keep `min_piece_entries`.
+    fn source_of(meta: &NTupleMeta, min_piece_entries: u64) -> RNTupleSource {
+        RNTupleSource::new(
+            TableSchema::from(meta.schema.clone()),
+            RNTupleReadOptions::default().with_min_piece_entries(min_piece_entries),
+            Arc::new(MetadataCache::default()),
+        )
+    }
+
     fn scan_config(source: &RNTupleSource, files: Vec<PartitionedFile>) -> FileScanConfig {
         FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source.clone()))
             .with_file_groups(vec![FileGroup::new(files)])
@@ -666,12 +676,7 @@ mod tests {
         };
         let n_clusters = meta.clusters.len();
         assert!(n_clusters > 4);
-        let options = RNTupleReadOptions::default().with_min_piece_entries(u64::MAX);
-        let source = RNTupleSource::new(
-            TableSchema::from(meta.schema.clone()),
-            options,
-            Arc::new(MetadataCache::default()),
-        );
+        let source = source_of(&meta, u64::MAX);
         let config = scan_config(&source, vec![file]);
         for target in [2, 3, 4, 7] {
             let Some(split) = source.repartitioned(target, 0, None, &config)? else {
@@ -704,12 +709,7 @@ mod tests {
         let Some((meta, file)) = clusters_file().await? else {
             return Ok(());
         };
-        let options = RNTupleReadOptions::default().with_min_piece_entries(2);
-        let source = RNTupleSource::new(
-            TableSchema::from(meta.schema.clone()),
-            options,
-            Arc::new(MetadataCache::default()),
-        );
+        let source = source_of(&meta, 2);
         let weights = source.cluster_weights(&[&meta]).expect("weights")[0].clone();
         let weight_of = |f: &PartitionedFile| -> f64 {
             cluster_entries_of(&meta, f)
@@ -764,18 +764,11 @@ mod tests {
     /// every page list again, and still cover every cluster once.
     #[tokio::test]
     async fn many_files_are_weighed_without_their_page_lists() -> Result<()> {
-        let Some(path) = crate::test_util::fixture("clusters.root") else {
+        let Some((meta, file)) = clusters_file().await? else {
             return Ok(());
         };
-        let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
-        let object = store.head(&Path::from_filesystem_path(&path)?).await?;
-        let meta =
-            Arc::new(super::super::store::load_ntuple(&store, &object, None, 0, None).await?);
-        let source = RNTupleSource::new(
-            TableSchema::from(meta.schema.clone()),
-            RNTupleReadOptions::default(),
-            Arc::new(MetadataCache::default()),
-        );
+        // Cut only between clusters, so that each is read by one piece.
+        let source = source_of(&meta, u64::MAX);
         let columns = needed_columns(&meta, &source.reader_paths())?;
         let clusters = meta.page_lists_held()?;
         let pages: Vec<u64> = clusters.iter().map(|c| stored_bytes(c, &columns)).collect();
@@ -787,20 +780,8 @@ mod tests {
         let many = vec![&meta; WEIGHED_FILES + 1];
         assert_eq!(source.cluster_weights(&many), None);
 
-        let files: Vec<PartitionedFile> = (0..WEIGHED_FILES + 1)
-            .map(|_| PartitionedFile::new_from_meta(object.clone()).with_extension(meta.clone()))
-            .collect();
-        let source = RNTupleSource::new(
-            TableSchema::from(meta.schema.clone()),
-            RNTupleReadOptions::default().with_min_piece_entries(u64::MAX),
-            Arc::new(MetadataCache::default()),
-        );
-        let config = FileScanConfigBuilder::new(
-            ObjectStoreUrl::local_filesystem(),
-            Arc::new(source.clone()),
-        )
-        .with_file_groups(vec![FileGroup::new(files)])
-        .build();
+        let files = vec![file; WEIGHED_FILES + 1];
+        let config = scan_config(&source, files);
         let Some(split) = source.repartitioned(2, 0, None, &config)? else {
             panic!("no split");
         };
