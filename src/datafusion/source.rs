@@ -661,6 +661,15 @@ mod tests {
         )
     }
 
+    /// Every piece of every group of `split`.
+    fn pieces(split: &FileScanConfig) -> Vec<PartitionedFile> {
+        split
+            .file_groups
+            .iter()
+            .flat_map(|g| g.iter().cloned())
+            .collect()
+    }
+
     fn scan_config(source: &RNTupleSource, files: Vec<PartitionedFile>) -> FileScanConfig {
         FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source.clone()))
             .with_file_groups(vec![FileGroup::new(files)])
@@ -727,12 +736,7 @@ mod tests {
                 panic!("no split into {target}");
             };
             assert_eq!(split.file_groups.len(), target, "target {target}");
-            let pieces: Vec<PartitionedFile> = split
-                .file_groups
-                .iter()
-                .flat_map(|g| g.iter().cloned())
-                .collect();
-            assert_read_once(&meta, &pieces, &format!("target {target}"));
+            assert_read_once(&meta, &pieces(&split), &format!("target {target}"));
             for (read, stated) in group_entries(&meta, &split) {
                 assert_eq!(read, stated, "target {target}");
             }
@@ -748,12 +752,8 @@ mod tests {
             }
             // Split again, as a second pass of the optimizer would.
             if let Some(again) = source.repartitioned(target + 1, 0, None, &split)? {
-                let pieces: Vec<PartitionedFile> = again
-                    .file_groups
-                    .iter()
-                    .flat_map(|g| g.iter().cloned())
-                    .collect();
-                assert_read_once(&meta, &pieces, &format!("target {target}, again"));
+                let what = format!("target {target}, again");
+                assert_read_once(&meta, &pieces(&again), &what);
             }
         }
         Ok(())
