@@ -300,6 +300,54 @@ impl ColumnCursor {
         self.read_end = end;
     }
 
+    /// Appends the stored byte ranges (with checksums) of the pages that
+    /// hold elements `range` of the column in this cluster: the pages a read
+    /// of `range` decompresses. Synthetic zeros have none.
+    pub fn page_ranges(&self, range: Range<u64>, out: &mut Vec<Range<u64>>) {
+        if range.start >= range.end {
+            return;
+        }
+        let first = self
+            .starts
+            .partition_point(|&s| s <= range.start)
+            .saturating_sub(1);
+        for (k, page) in self.pages.iter().enumerate().skip(first) {
+            let (Some(&start), Some(&end)) = (self.starts.get(k), self.starts.get(k + 1)) else {
+                break;
+            };
+            if start >= range.end {
+                break;
+            }
+            if end > range.start {
+                out.push(page.stored_range());
+            }
+        }
+    }
+
+    /// Appends the stored byte ranges of all the column's pages in this
+    /// cluster.
+    pub fn all_page_ranges(&self, out: &mut Vec<Range<u64>>) {
+        out.extend(self.pages.iter().map(|p| p.stored_range()));
+    }
+
+    /// The value of index column element `at` (a collection's end offset).
+    pub fn index_at(&mut self, at: u64) -> Result<u64> {
+        let mut value = None;
+        self.for_each_index(at..at.saturating_add(1), |ends, _| {
+            value = value.or(ends.first().copied());
+        })?;
+        value.ok_or_else(|| {
+            Error::malformed(
+                "page list envelope",
+                0,
+                format!(
+                    "column {} has no element {at} in cluster {}",
+                    self.column_id, self.cluster_id
+                ),
+            )
+        })
+    }
+
     /// The physical column this cursor reads.
     pub fn column_id(&self) -> u32 {
         self.column_id

@@ -261,6 +261,108 @@ impl NodeReader {
         }
     }
 
+    /// Appends the stored byte ranges of the pages that a read of slots
+    /// `range` of this node and its children decompresses. The items of a
+    /// collection lie between two of its offsets, which are read here once
+    /// `held` says that the offsets' pages are; until then the items are
+    /// left out and the result is `false`: ask again with the pages given
+    /// held. The alternatives of a variant take all their pages in the
+    /// cluster (which of them a range reaches, and where, depends on every
+    /// switch value in it). Empty ranges are followed as the read follows
+    /// them: one past the first slot reads the offset before it.
+    pub fn part_pages(
+        &mut self,
+        range: Range<u64>,
+        held: &dyn Fn(&Range<u64>) -> bool,
+        out: &mut Vec<Range<u64>>,
+    ) -> Result<bool> {
+        let scaled =
+            |n: usize| range.start.saturating_mul(n as u64)..range.end.saturating_mul(n as u64);
+        let (values, children) = match &self.node.kind {
+            NodeKind::Primitive(_) => (Some(range.clone()), None),
+            NodeKind::Bitset(n) => (Some(scaled(*n)), None),
+            NodeKind::FixedSizeList(_, n) => (None, Some(scaled(*n))),
+            NodeKind::Struct(_) | NodeKind::Wrapper(_) => (None, Some(range.clone())),
+            NodeKind::Union(_) => {
+                if let Some(cursor) = self.cursors.first() {
+                    cursor.page_ranges(range, out);
+                }
+                for child in &self.children {
+                    child.all_pages(out);
+                }
+                return Ok(true);
+            }
+            NodeKind::String
+            | NodeKind::Streamed
+            | NodeKind::List(_)
+            | NodeKind::Map(_, _)
+            | NodeKind::Nullable(_)
+            | NodeKind::Cardinality { .. } => return self.items_part_pages(range, held, out),
+        };
+        if let (Some(values), Some(cursor)) = (values, self.cursors.first()) {
+            cursor.page_ranges(values, out);
+        }
+        let mut complete = true;
+        if let Some(range) = children {
+            for child in &mut self.children {
+                complete &= child.part_pages(range.clone(), held, out)?;
+            }
+        }
+        Ok(complete)
+    }
+
+    /// [`part_pages`](Self::part_pages) of a node with an index column.
+    fn items_part_pages(
+        &mut self,
+        range: Range<u64>,
+        held: &dyn Fn(&Range<u64>) -> bool,
+        out: &mut Vec<Range<u64>>,
+    ) -> Result<bool> {
+        let has_items = !self.children.is_empty() || self.cursors.len() > 1;
+        let Some(cursor) = self.cursors.first_mut() else {
+            return Ok(true);
+        };
+        let mut offsets = Vec::new();
+        cursor.page_ranges(range.start.saturating_sub(1)..range.end, &mut offsets);
+        let ready = offsets.iter().all(held);
+        out.extend(offsets);
+        if !has_items {
+            return Ok(true);
+        }
+        if !ready {
+            return Ok(false);
+        }
+        // As the read does: an empty range past the first slot still reads
+        // the offset before it, and its items' empty range reads theirs.
+        let start = match range.start {
+            0 => 0,
+            n => cursor.index_at(n - 1)?,
+        };
+        let end = match range.end > range.start {
+            true => cursor.index_at(range.end - 1)?.max(start),
+            false => start,
+        };
+        if let Some(items) = self.cursors.get(1) {
+            items.page_ranges(start..end, out);
+        }
+        let mut complete = true;
+        for child in &mut self.children {
+            complete &= child.part_pages(start..end, held, out)?;
+        }
+        Ok(complete)
+    }
+
+    /// Appends the stored byte ranges of all pages in the cluster of this
+    /// node's columns and its children's.
+    fn all_pages(&self, out: &mut Vec<Range<u64>>) {
+        for cursor in &self.cursors {
+            cursor.all_page_ranges(out);
+        }
+        for child in &self.children {
+            child.all_pages(out);
+        }
+    }
+
     /// Passes the read end on to the items of a collection: a read of
     /// `range` that ends at this node's read end reads no item past
     /// `items.end`.

@@ -93,10 +93,10 @@ pub struct RNTupleReadOptions {
     /// cluster needs.
     /// Files on the local file system are neither: they are read in place.
     pub whole_file_limit: u64,
-    /// A scan split over several partitions may cut a cluster of a file
-    /// read in place between two of them where both parts hold at least
-    /// this many entries, so that a file of a few large clusters still
-    /// keeps every partition busy. Each part decompresses the pages that
+    /// A scan split over several partitions may cut a cluster between two
+    /// of them where both parts hold at least this many entries, so that a
+    /// file of a few large clusters still keeps every partition busy. Each
+    /// part decompresses (and from an object store, fetches) the pages that
     /// straddle the cut. `u64::MAX` cuts only between clusters.
     pub min_piece_entries: u64,
 }

@@ -6,7 +6,9 @@
 //!    -> minus clusters the sidecar index rules out          (index::prune)
 //!    -> up to the entries that make `limit`
 //!    -> per cluster, one at a time, each a task of its own:
-//!         fetch the projected columns' pages (store::fetch_cluster, async)
+//!         fetch the pages its entries take (fetch_pages, async: a whole
+//!         cluster's projected columns, or for a part of one, its offsets
+//!         and then the items they reach)
 //!         decode them on a blocking thread (RNTupleReaderBuilder), up to
 //!         eight of the session's batches at once (DECODE_BYTES), into a
 //!         channel of two: whole clusters never sit in memory
@@ -14,7 +16,7 @@
 //!       before the projection DataFusion pushes into the scan runs on them
 //! ```
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
@@ -33,7 +35,9 @@ use super::batch_slices;
 use super::functions::is_list;
 use super::index;
 use super::source::cluster_entries_of;
-use super::store::{self, fetch_cluster, fetch_misses, is_miss, MetadataCache, NTupleMeta};
+use super::store::{
+    self, fetch_cluster, fetch_misses, is_miss, ClusterLease, MetadataCache, NTupleMeta,
+};
 use super::RNTupleReadOptions;
 use crate::descriptor::ClusterDescriptor;
 use crate::error::Error;
@@ -65,6 +69,9 @@ const DECODE_BYTES: u64 = 8 << 20;
 const DECODE_BATCHES: u64 = 8;
 /// Rounds of fetching what a decode missed (pages split over keys).
 const MISS_ROUNDS: usize = 4;
+/// Rounds of finding the pages a part of a cluster takes: one, plus one per
+/// level of collections nested in the projected fields.
+const PART_ROUNDS: usize = 8;
 
 /// The physical columns the fields at `paths` read.
 pub(crate) fn needed_columns(meta: &NTupleMeta, paths: &[String]) -> crate::Result<Vec<u32>> {
@@ -340,7 +347,7 @@ async fn read_cluster(
         decode_entries(&meta, cluster, &columns, batch_size)
     };
     let started = Instant::now();
-    let mut lease = fetch_cluster(&this.store, &meta, cluster, &columns).await?;
+    let mut lease = fetch_pages(&this.store, &meta, &builder, cluster, &columns, &entries).await?;
     this.metrics.fetch_time.add_elapsed(started);
     let runtime = tokio::runtime::Handle::current();
     let metrics = this.metrics.clone();
@@ -424,6 +431,183 @@ async fn read_cluster(
     .map_err(|e| DataFusionError::External(Box::new(e)))?
 }
 
+/// Fetches the pages that reading `entries` of `cluster` takes, for a file
+/// of an object store (nothing for one read in place): the projected
+/// columns' pages in the cluster when it is read whole. A part of a
+/// cluster (cut between partitions, or short of its end by a limit)
+/// fetches the pages its entries reach,
+/// found in rounds: each level of collections needs its offsets' pages
+/// before its items can be placed (`RNTupleReaderBuilder::part_pages`).
+/// Past [`PART_ROUNDS`], or if the offsets cannot be read, the rest of the
+/// cluster's pages are fetched too, and the decode reports what is wrong.
+async fn fetch_pages(
+    store: &Arc<dyn ObjectStore>,
+    meta: &Arc<NTupleMeta>,
+    builder: &RNTupleReaderBuilder,
+    cluster: &ClusterDescriptor,
+    columns: &[u32],
+    entries: &Range<u64>,
+) -> Result<ClusterLease> {
+    let relative = entries.start.saturating_sub(cluster.first_entry)
+        ..entries.end.saturating_sub(cluster.first_entry);
+    if !meta.fetches_pages() || relative == (0..cluster.n_entries) {
+        return fetch_cluster(store, meta, cluster, columns).await;
+    }
+    let mut lease = ClusterLease::new(meta);
+    let mut held = HashSet::new();
+    for _ in 0..PART_ROUNDS {
+        let (b, c, r) = (builder.clone(), cluster.clone(), relative.clone());
+        let round = tokio::task::spawn_blocking(move || {
+            let mut wanted = Vec::new();
+            let planned = b.part_pages(&c, r, &|p| held.contains(p), &mut wanted);
+            (planned, wanted, held)
+        });
+        let (planned, wanted, returned) = round
+            .await
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        held = returned;
+        let Ok(complete) = planned else {
+            break;
+        };
+        let new: Vec<Range<u64>> = wanted
+            .into_iter()
+            .filter(|p| held.insert(p.clone()))
+            .collect();
+        let progress = !new.is_empty();
+        store::fetch_ranges(store, meta, &mut lease, new).await?;
+        if complete {
+            return Ok(lease);
+        }
+        if !progress {
+            break;
+        }
+    }
+    let rest = store::page_ranges(cluster, columns)
+        .into_iter()
+        .filter(|p| !held.contains(p))
+        .collect();
+    store::fetch_ranges(store, meta, &mut lease, rest).await?;
+    Ok(lease)
+}
+
 fn cluster_error(e: Error, location: &impl std::fmt::Display, id: u64) -> DataFusionError {
     DataFusionError::from(e).context(format!("{location}: cluster {id}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object_store::memory::InMemory;
+    use object_store::path::Path;
+    use object_store::{ObjectStoreExt, PutPayload};
+
+    use crate::RNTupleFile;
+
+    /// The RNTuples whose clusters are cut into parts below: nested
+    /// collections, variants, optionals, strings, streamed objects, deferred
+    /// columns and merged files, most of them with several pages per column
+    /// in a cluster.
+    const CASES: &[(&str, &str)] = &[
+        ("nested.root", "OptionalVariant"),
+        ("nested.root", "VectorOfVectors"),
+        ("nested.root", "OptionalsInVectors"),
+        ("nested.root", "VariantsOfVariants"),
+        ("nested.root", "ArraysOfCollections"),
+        ("nested.root", "OptionalRecordsOfVariants"),
+        ("containers.root", "Containers"),
+        ("classes.root", "Classes"),
+        ("extension.root", "Extension"),
+        ("merged.root", "Late"),
+        ("merged_fast.root", "Union"),
+        ("clusters.root", "Clusters"),
+        ("big_pages.root", "BigPages"),
+        ("adl/nanoaod_clusters.root", "Events"),
+    ];
+
+    /// The parts of `n` entries that a test reads: thirds, and a cut of
+    /// its own for each cluster.
+    fn parts(n: u64, salt: u64) -> Vec<Range<u64>> {
+        let cut = (salt.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) % n.max(1);
+        let mut parts = vec![0..n / 3, n / 3..2 * n / 3, 2 * n / 3..n, 0..cut, cut..n];
+        parts.retain(|p| p.start < p.end && *p != (0..n));
+        parts
+    }
+
+    /// A part of a cluster of an object store's file fetches the pages its
+    /// entries reach, found from its offsets, and decodes from them alone
+    /// (no page is missed) the same batches as the local file; it leaves
+    /// pages of the cluster out where it can.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn parts_of_clusters_fetch_the_pages_they_read() -> Result<()> {
+        let mut parts_read = 0;
+        let (mut part_pages, mut cluster_pages) = (0usize, 0usize);
+        for &(file, name) in CASES {
+            let Some(path) = crate::test_util::fixture(file) else {
+                continue;
+            };
+            let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+            let location = Path::from("a.root");
+            store
+                .put(&location, PutPayload::from(std::fs::read(&path)?))
+                .await?;
+            let object = store.head(&location).await?;
+            let meta = Arc::new(store::load_ntuple(&store, &object, Some(name), 0, None).await?);
+            assert!(meta.fetches_pages());
+            let local = RNTupleFile::open(&path)?.reader_builder(Some(name))?;
+            let builder = RNTupleReaderBuilder::new(meta.ntuple.clone());
+            let columns: Vec<u32> = (0..meta.ntuple.descriptor().columns.len() as u32).collect();
+            let clusters = store::page_lists(&store, &meta).await?;
+            for (k, cluster) in clusters.iter().enumerate() {
+                let all = store::page_ranges(cluster, &columns);
+                for part in parts(cluster.n_entries, k as u64) {
+                    let entries = cluster.first_entry + part.start..cluster.first_entry + part.end;
+                    let context =
+                        format!("{file} {name} cluster {} entries {entries:?}", cluster.id);
+                    // No columns to fall back to: what is fetched is what
+                    // the rounds of `part_pages` found.
+                    let mut lease =
+                        fetch_pages(&store, &meta, &builder, cluster, &[], &entries).await?;
+                    let read = |b: &RNTupleReaderBuilder| -> crate::Result<Vec<RecordBatch>> {
+                        b.clone()
+                            .with_clusters([cluster.id])
+                            .with_entry_range(entries.clone())
+                            .build()?
+                            .map(|b| b.map_err(Error::from))
+                            .collect()
+                    };
+                    let remote = read(&builder);
+                    assert!(
+                        !fetch_misses(&store, &meta, &mut lease).await?,
+                        "{context}: a page was missed"
+                    );
+                    assert_eq!(
+                        remote.map_err(|e| format!("{context}: {e}")).unwrap(),
+                        read(&local)?,
+                        "{context}"
+                    );
+                    drop(lease);
+
+                    let mut pages = Vec::new();
+                    let complete = local.part_pages(cluster, part, &|_| true, &mut pages)?;
+                    assert!(complete, "{context}");
+                    assert!(pages.iter().all(|p| all.contains(p)), "{context}");
+                    pages.sort_by_key(|p| p.start);
+                    pages.dedup();
+                    part_pages += pages.len();
+                    cluster_pages += all.len();
+                    parts_read += 1;
+                }
+            }
+        }
+        if parts_read == 0 {
+            eprintln!("skipped: no fixtures");
+            return Ok(());
+        }
+        eprintln!("{parts_read} parts took {part_pages} of their clusters' {cluster_pages} pages");
+        assert!(
+            part_pages * 4 < cluster_pages * 3,
+            "{part_pages} of {cluster_pages}"
+        );
+        Ok(())
+    }
 }

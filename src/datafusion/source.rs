@@ -468,10 +468,8 @@ fn piece(file: &PartitionedFile, meta: &NTupleMeta, start: u64, end: u64) -> Par
 /// Where the partitions after the first start, for `partitions` of about
 /// equal weight: each where its share of `total` begins. That is at the
 /// nearer edge of the unit it falls in when the edge is within an eighth of
-/// a partition's share; else inside the unit where the file is read in
-/// place and both parts read at least `min_entries` entries (an object
-/// store's file would fetch the whole cluster for each part); else at the
-/// nearer edge.
+/// a partition's share; else inside the unit where both parts read at
+/// least `min_entries` entries; else at the nearer edge.
 fn cuts(
     units: &[Unit],
     metas: &[&Arc<NTupleMeta>],
@@ -499,10 +497,9 @@ fn cuts(
         let near_edge = to_start.min(to_end) <= total / partitions as u64 / 8;
         let into = u128::from(n) * u128::from(to_start) / u128::from(unit.weight);
         let into = u64::try_from(into).unwrap_or(n);
-        let inside =
-            (!near_edge && !meta.fetches_pages() && into >= min_entries && n - into >= min_entries)
-                .then(|| byte_at(meta, unit.cluster, unit.entries.start + into))
-                .flatten();
+        let inside = (!near_edge && into >= min_entries && n - into >= min_entries)
+            .then(|| byte_at(meta, unit.cluster, unit.entries.start + into))
+            .flatten();
         let cut = match inside {
             Some(byte) => Cut {
                 file: unit.file,

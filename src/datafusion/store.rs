@@ -579,15 +579,23 @@ impl Drop for ClusterLease {
     }
 }
 
+impl ClusterLease {
+    /// A lease of nothing yet, on `meta`'s fetched bytes.
+    pub(crate) fn new(meta: &NTupleMeta) -> Self {
+        Self {
+            source: meta.source.clone(),
+            keys: Vec::new(),
+            fetched: 0,
+        }
+    }
+}
+
 /// The stored byte ranges (with checksums) of `columns` in `cluster`.
-fn page_ranges(cluster: &ClusterDescriptor, columns: &[u32]) -> Vec<Range<u64>> {
+pub(crate) fn page_ranges(cluster: &ClusterDescriptor, columns: &[u32]) -> Vec<Range<u64>> {
     let mut ranges = Vec::new();
     for &id in columns {
         if let Some(col) = cluster.column(id) {
-            for page in &col.pages {
-                let len = page.locator.size + if page.has_checksum { 8 } else { 0 };
-                ranges.push(page.locator.offset..page.locator.offset.saturating_add(len));
-            }
+            ranges.extend(col.pages.iter().map(|p| p.stored_range()));
         }
     }
     ranges
@@ -609,22 +617,29 @@ pub(crate) async fn fetch_cluster(
     cluster: &ClusterDescriptor,
     columns: &[u32],
 ) -> DfResult<ClusterLease> {
-    let mut lease = ClusterLease {
-        source: meta.source.clone(),
-        keys: Vec::new(),
-        fetched: 0,
-    };
-    if !meta.fetch_pages {
-        return Ok(lease);
+    let mut lease = ClusterLease::new(meta);
+    if meta.fetch_pages {
+        fetch_ranges(store, meta, &mut lease, page_ranges(cluster, columns)).await?;
     }
-    let ranges = page_ranges(cluster, columns);
+    Ok(lease)
+}
+
+/// Fetches the byte ranges `ranges` of `meta`'s file into `lease` with one
+/// `get_ranges` call, ranges less than [`COALESCE_GAP`] apart as one.
+pub(crate) async fn fetch_ranges(
+    store: &Arc<dyn ObjectStore>,
+    meta: &NTupleMeta,
+    lease: &mut ClusterLease,
+    ranges: Vec<Range<u64>>,
+) -> DfResult<()> {
     let ranges: Vec<_> = coalesce(ranges, COALESCE_GAP)
         .into_iter()
         .map(|r| r.start.min(meta.size)..r.end.min(meta.size))
         .collect();
-    lease.fetched = ranges.iter().map(|r| r.end - r.start).sum();
-    lease.keys = fetch_into(store, &meta.location, &meta.source, ranges).await?;
-    Ok(lease)
+    lease.fetched += ranges.iter().map(|r| r.end - r.start).sum::<u64>();
+    let keys = fetch_into(store, &meta.location, &meta.source, ranges).await?;
+    lease.keys.extend(keys);
+    Ok(())
 }
 
 /// Fetches what a failed decode missed (pages split over several keys);

@@ -26,6 +26,15 @@ pub struct PageRecord {
     pub locator: Locator,
 }
 
+impl PageRecord {
+    /// The page's stored bytes in the file, with the checksum that follows
+    /// them.
+    pub fn stored_range(&self) -> std::ops::Range<u64> {
+        let len = self.locator.size + if self.has_checksum { 8 } else { 0 };
+        self.locator.offset..self.locator.offset.saturating_add(len)
+    }
+}
+
 /// The pages of one column in one cluster, as a slice: a run of the page
 /// records that all columns of a page list share, so that a page list of
 /// thousands of columns is one allocation, not one a column. Cheap to clone.

@@ -202,6 +202,37 @@ impl RNTupleReaderBuilder {
         })
     }
 
+    /// Appends the stored byte ranges of the pages that reading
+    /// cluster-relative `entries` of `cluster` decompresses, for a reader
+    /// whose pages must be fetched before it runs. Items of collections are
+    /// placed by their offsets, read through the RNTuple's page source from
+    /// pages for which `held` is true; `false` means some were not held yet:
+    /// call again once the pages given so far are (one more call per level of
+    /// nested collections).
+    pub(crate) fn part_pages(
+        &self,
+        cluster: &ClusterDescriptor,
+        entries: Range<u64>,
+        held: &dyn Fn(&Range<u64>) -> bool,
+        out: &mut Vec<Range<u64>>,
+    ) -> Result<bool> {
+        let descriptor = self.ntuple.descriptor();
+        let pages = PageSource {
+            limits: self.limits,
+            ..self.ntuple.page_source()
+        };
+        let nodes = match &self.nodes {
+            Some(nodes) => nodes.as_slice(),
+            None => self.ntuple.mapping().nodes.as_slice(),
+        };
+        let mut complete = true;
+        for node in nodes {
+            let mut reader = NodeReader::new(descriptor, &pages, node, cluster)?;
+            complete &= reader.part_pages(entries.clone(), held, out)?;
+        }
+        Ok(complete)
+    }
+
     /// Plans the read and returns the batch iterator.
     pub fn build(self) -> Result<RNTupleRecordBatchReader> {
         let Plan { clusters, reads } = self.plan()?;
