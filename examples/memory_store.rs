@@ -38,9 +38,11 @@ async fn main() -> datafusion::error::Result<()> {
         .await?;
     let ctx = session_context_with_config(session_config());
     ctx.register_object_store(&url::Url::parse("memory://").unwrap(), store);
-    let mut options = RNTupleReadOptions::default();
-    // Fetched by ranges, as a large remote file is, not whole.
-    options.whole_file_limit = 0;
+    let mut options = RNTupleReadOptions {
+        // Fetched by ranges, as a large remote file is, not whole.
+        whole_file_limit: 0,
+        ..Default::default()
+    };
     if let Some(min) = number(0) {
         options = options.with_min_piece_entries(min);
     }
