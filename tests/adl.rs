@@ -12,6 +12,8 @@
 
 #![cfg(feature = "datafusion")]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, AsArray};
@@ -233,16 +235,7 @@ async fn adl_queries_agree_with_root_over_pieces_of_one_cluster() {
     let options = RNTupleReadOptions::default().with_min_piece_entries(500);
     let path = root().join("tests/data/adl/nanoaod_events.root");
     let ctx = events_context(&path, 3, options.clone()).await;
-    let plan = ctx
-        .sql("EXPLAIN SELECT sum(MET_pt) FROM events")
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
-    let text = arrow::util::pretty::pretty_format_batches(&plan)
-        .unwrap()
-        .to_string();
+    let text = common::explain(&ctx, "SELECT sum(MET_pt) FROM events").await;
     assert!(text.contains("3 groups"), "{text}");
     check_file_with("nanoaod_events.root", 3, options).await;
 }

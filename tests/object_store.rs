@@ -4,6 +4,8 @@
 //! Both must give the same batches, whether the object is fetched whole,
 //! cluster by cluster, or in parts of clusters.
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -21,6 +23,18 @@ fn data(file: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
         .join(file)
+}
+
+/// An in-memory object store holding the file at `path` as `data/file.root`
+/// (`memory:///data/file.root`).
+async fn memory_store_holding(path: &std::path::Path) -> Arc<InMemory> {
+    let store = Arc::new(InMemory::new());
+    let bytes = std::fs::read(path).unwrap();
+    store
+        .put(&Path::from("data/file.root"), PutPayload::from(bytes))
+        .await
+        .unwrap();
+    store
 }
 
 async fn query(
@@ -61,12 +75,7 @@ async fn a_local_file_and_an_object_store_give_the_same_batches() {
         let local = query(path.to_str().unwrap(), options.clone(), sql, None).await;
         assert!(local.num_rows() > 0, "{file}: no rows");
 
-        let store = Arc::new(InMemory::new());
-        let bytes = std::fs::read(&path).unwrap();
-        store
-            .put(&Path::from("data/file.root"), PutPayload::from(bytes))
-            .await
-            .unwrap();
+        let store = memory_store_holding(&path).await;
         // Fetched whole (the default for small objects), then cluster by cluster.
         for limit in [None, Some(0)] {
             let mut options = options.clone();
@@ -99,12 +108,7 @@ async fn a_cluster_cut_between_partitions_reads_the_same_from_an_object_store() 
     let options = RNTupleReadOptions::default().with_ntuple("Events");
     let local = query(path.to_str().unwrap(), options.clone(), sql, None).await;
 
-    let store = Arc::new(InMemory::new());
-    let bytes = std::fs::read(&path).unwrap();
-    store
-        .put(&Path::from("data/file.root"), PutPayload::from(bytes))
-        .await
-        .unwrap();
+    let store = memory_store_holding(&path).await;
     let mut options = options.with_min_piece_entries(500);
     options.whole_file_limit = 0;
     // Batches smaller than the file, and no least size for a split: else
@@ -118,16 +122,7 @@ async fn a_cluster_cut_between_partitions_reads_the_same_from_an_object_store() 
     ctx.register_rntuple("t", "memory:///data/file.root", options)
         .await
         .unwrap();
-    let plan = ctx
-        .sql(&format!("EXPLAIN {sql}"))
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
-    let text = arrow::util::pretty::pretty_format_batches(&plan)
-        .unwrap()
-        .to_string();
+    let text = common::explain(&ctx, sql).await;
     assert!(text.contains("3 groups"), "{text}");
     let df = ctx.sql(sql).await.unwrap();
     let schema = Arc::new(df.schema().as_arrow().clone());

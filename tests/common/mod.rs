@@ -501,3 +501,18 @@ pub fn compare_ntuple(
         }
     }
 }
+
+/// The text of `EXPLAIN <sql>` in `ctx`: its logical and physical plans.
+#[cfg(feature = "datafusion")]
+pub async fn explain(ctx: &datafusion::prelude::SessionContext, sql: &str) -> String {
+    let plan = ctx
+        .sql(&format!("EXPLAIN {sql}"))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    arrow::util::pretty::pretty_format_batches(&plan)
+        .unwrap()
+        .to_string()
+}
