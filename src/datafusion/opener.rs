@@ -508,10 +508,6 @@ fn cluster_error(e: Error, location: &impl std::fmt::Display, id: u64) -> DataFu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use object_store::memory::InMemory;
-    use object_store::path::Path;
-    use object_store::{ObjectStoreExt, PutPayload};
-
     use crate::RNTupleFile;
 
     /// The RNTuples whose clusters are cut into parts below: nested
@@ -556,13 +552,8 @@ mod tests {
             let Some(path) = crate::test_util::fixture(file) else {
                 continue;
             };
-            let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-            let location = Path::from("a.root");
-            store
-                .put(&location, PutPayload::from(std::fs::read(&path)?))
-                .await?;
-            let object = store.head(&location).await?;
-            let meta = Arc::new(store::load_ntuple(&store, &object, Some(name), 0, None).await?);
+            let (store, meta) = store::held_in_memory(&path, Some(name)).await?;
+            let meta = Arc::new(meta);
             assert!(meta.fetches_pages());
             let local = RNTupleFile::open(&path)?.reader_builder(Some(name))?;
             let builder = RNTupleReaderBuilder::new(meta.ntuple.clone());

@@ -669,6 +669,27 @@ pub(crate) fn held_bytes(meta: &NTupleMeta) -> u64 {
     meta.source.held_bytes()
 }
 
+/// An in-memory object store holding the file at `path`, and the RNTuple
+/// `name` (or the only one) of it opened from there, its pages to be
+/// fetched by ranges (for tests).
+#[cfg(test)]
+pub(crate) async fn held_in_memory(
+    path: &std::path::Path,
+    name: Option<&str>,
+) -> DfResult<(Arc<dyn ObjectStore>, NTupleMeta)> {
+    use object_store::memory::InMemory;
+    use object_store::{ObjectStoreExt, PutPayload};
+
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let location = Path::from("a.root");
+    store
+        .put(&location, PutPayload::from(std::fs::read(path)?))
+        .await?;
+    let object = store.head(&location).await?;
+    let meta = load_ntuple(&store, &object, name, 0, None).await?;
+    Ok((store, meta))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -677,8 +698,7 @@ mod tests {
     /// fetches them; a local object whose size is not the file's is fetched.
     #[tokio::test]
     async fn local_files_are_read_in_place() -> DfResult<()> {
-        use object_store::memory::InMemory;
-        use object_store::{ObjectStoreExt, PutPayload};
+        use object_store::ObjectStoreExt;
 
         let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
         let path = dir.join("clusters.root");
@@ -702,15 +722,7 @@ mod tests {
         wrong.size += 1;
         assert!(local_file(prefixed.as_ref(), &wrong).is_none());
 
-        let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-        memory
-            .put(
-                &Path::from("a.root"),
-                PutPayload::from(std::fs::read(&path)?),
-            )
-            .await?;
-        let object = memory.head(&Path::from("a.root")).await?;
-        let meta = load_ntuple(&memory, &object, None, 0, None).await?;
+        let (_, meta) = held_in_memory(&path, None).await?;
         assert!(meta.fetch_pages);
         Ok(())
     }
@@ -745,8 +757,7 @@ mod tests {
     /// lists kept at open, fetching them again only when those are gone.
     #[tokio::test]
     async fn page_lists_are_read_again_for_each_scan() -> DfResult<()> {
-        use object_store::memory::InMemory;
-        use object_store::{ObjectStoreExt, PutPayload};
+        use object_store::ObjectStoreExt;
 
         let Some(path) = crate::test_util::fixture("clusters.root") else {
             return Ok(());
@@ -767,13 +778,7 @@ mod tests {
         assert!(released.upgrade().is_none(), "released after the scans");
         assert_eq!(*page_lists(&local, &meta).await?, expected);
 
-        let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-        let location = Path::from("a.root");
-        memory
-            .put(&location, PutPayload::from(std::fs::read(&path)?))
-            .await?;
-        let object = memory.head(&location).await?;
-        let meta = load_ntuple(&memory, &object, None, 0, None).await?;
+        let (memory, meta) = held_in_memory(&path, None).await?;
         let stored: u64 = meta
             .ntuple
             .descriptor()
