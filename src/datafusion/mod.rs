@@ -39,10 +39,12 @@ pub mod functions;
 pub mod index;
 mod opener;
 mod projection;
+mod remote;
 mod shared;
 mod simplify;
 mod source;
 mod store;
+mod stores;
 mod table;
 mod unnest;
 
@@ -52,13 +54,16 @@ use async_trait::async_trait;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::optimizer::{Optimizer, OptimizerRule};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 
 pub use file_format::{RNTupleFormat, RNTupleFormatFactory};
+pub use remote::ObjectStoreReader;
 pub use source::RNTupleSource;
+pub use stores::StoreRegistry;
 pub use table::{RNTupleTable, RNTupleTableFactory};
 
 /// Files up to this size are fetched whole (see [`RNTupleReadOptions::whole_file_limit`]).
@@ -222,9 +227,18 @@ pub fn session_context() -> SessionContext {
 /// computed once (`shared.rs`), filters of list columns keep lists by their
 /// offsets (`filter.rs`), and unnests of lists that need no padding hand on
 /// slices of the lists' values (`unnest.rs`).
+///
+/// Its object stores come from a [`StoreRegistry`]: the stores of
+/// `http(s)://` and `s3://` locations are made when a table first reads
+/// them (feature `remote`).
 pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
+    let runtime = RuntimeEnv {
+        object_store_registry: Arc::new(StoreRegistry::new()),
+        ..RuntimeEnv::default()
+    };
     let state = SessionStateBuilder::new()
         .with_config(config)
+        .with_runtime_env(Arc::new(runtime))
         .with_default_features()
         .with_optimizer_rules(optimizer_rules())
         .with_physical_optimizer_rule(Arc::new(shared::ShareSubexpressions))

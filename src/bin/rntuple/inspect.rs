@@ -7,12 +7,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_schema::DataType;
+use datafusion::execution::object_store::ObjectStoreRegistry;
+use object_store::path::Path as ObjectPath;
 use rntuple::arrow::FieldNode;
+use rntuple::datafusion::StoreRegistry;
 use rntuple::descriptor::{
     ClusterDescriptor, ColumnDescriptor, Descriptor, Encoding, FieldDescriptor,
 };
 use rntuple::io::FileReader;
 use rntuple::{RNTuple, RNTupleFile, SchemaCache};
+use url::Url;
 
 use crate::util::{
     brief_type_name, bytes, compression_name, print, ratio, warn, CliError, CliResult, Context,
@@ -25,10 +29,30 @@ use crate::{InfoArgs, LsArgs, SchemaArgs};
 /// The command reads with positioned reads rather than a memory map: a
 /// stream over a large file then holds only the clusters in flight, where
 /// every mapped page it touched would count in its resident memory.
+///
+/// An `http(s)://` or `s3://` URL is read from its object store, 2 MiB at a
+/// time (see `ObjectStoreReader`).
 pub fn open(path: &Path) -> CliResult<RNTupleFile> {
+    if let Some(url) = remote_url(path) {
+        return open_url(&url).map_err(|e| e.context(path.display()));
+    }
     let source = FileReader::open(path).map_err(|e| CliError::from(e).context(path.display()))?;
     RNTupleFile::from_source(Arc::new(source))
         .map_err(|e| CliError::from(e).context(path.display()))
+}
+
+/// The URL a file argument names, unless it is a local path (or a
+/// `file://` URL).
+pub fn remote_url(path: &Path) -> Option<Url> {
+    let text = path.to_str().filter(|t| t.contains("://"))?;
+    Url::parse(text).ok().filter(|url| url.scheme() != "file")
+}
+
+fn open_url(url: &Url) -> CliResult<RNTupleFile> {
+    let store = StoreRegistry::new().get_store(url)?;
+    let location = ObjectPath::from_url_path(url.path())
+        .map_err(|e| CliError::new(format_args!("not a path of an object: {e}")))?;
+    Ok(RNTupleFile::open_object(store, location)?)
 }
 
 /// Opens one RNTuple of a file.

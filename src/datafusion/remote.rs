@@ -1,0 +1,320 @@
+//! A file of an object store read with blocking positioned reads, for code
+//! that is not async: the reader of [`RNTupleFile`] and the `rntuple`
+//! command's `ls`, `schema`, `info`, `cat` and `export`.
+//!
+//! ```text
+//!  read_range(offset, len)
+//!     ├── len >= BLOCK (2 MiB) ─────> one ranged GET of exactly the range
+//!     └── else: the BLOCK-aligned blocks it touches (one or two)
+//!            ├── held ───────────────> sliced (or the two joined)
+//!            └── missing ─> one get_ranges call ─> held, up to HELD_BLOCKS,
+//!                                                  the least recently used dropped
+//! ```
+//!
+//! A reader decompresses the pages of a cluster one after another, and
+//! they lie next to each other: fetching 2 MiB blocks makes one request of
+//! a few pages, as a local file's readahead would. SQL scans do not come
+//! here: they fetch each cluster's pages in one `get_ranges` call
+//! (store.rs).
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::{Bytes, BytesMut};
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+use tokio::runtime::Runtime;
+
+use crate::error::{Error, Result};
+use crate::io::ReadAt;
+use crate::reader::RNTupleFile;
+
+/// The unit of fetching for reads shorter than it.
+const BLOCK: u64 = 2 << 20;
+/// Blocks held for later reads: 32 MiB.
+const HELD_BLOCKS: usize = 16;
+
+/// A file of an object store, read through [`ReadAt`]: each read waits for
+/// the store. Reads of less than 2 MiB fetch the 2 MiB blocks around them
+/// and keep the last 16 for the reads that follow.
+pub struct ObjectStoreReader {
+    store: Arc<dyn ObjectStore>,
+    location: Path,
+    len: u64,
+    /// Where the requests run; `None` only while dropping.
+    runtime: Option<Runtime>,
+    /// Held blocks, the most recently used last: (block index, bytes).
+    blocks: Mutex<VecDeque<(u64, Bytes)>>,
+}
+
+impl fmt::Debug for ObjectStoreReader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectStoreReader")
+            .field("store", &self.store.to_string())
+            .field("location", &self.location.as_ref())
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl ObjectStoreReader {
+    /// Opens `location` in `store`, asking the store for its size. The
+    /// requests run on a runtime of the reader's own, so reads may come from
+    /// any thread, inside an async runtime or not.
+    pub fn open(store: Arc<dyn ObjectStore>, location: Path) -> Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("rntuple-fetch")
+            .enable_all()
+            .build()?;
+        let head = {
+            let (store, location) = (store.clone(), location.clone());
+            wait(&runtime, async move { store.head(&location).await })
+        };
+        let head = match head {
+            Ok(head) => head,
+            Err(e) => {
+                // As in `drop`: this may run inside async code.
+                runtime.shutdown_background();
+                return Err(e);
+            }
+        };
+        Ok(Self {
+            store,
+            location,
+            len: head.size,
+            runtime: Some(runtime),
+            blocks: Mutex::new(VecDeque::new()),
+        })
+    }
+
+    /// The blocks `first..=last`, from those held or fetched in one call.
+    fn blocks(&self, first: u64, last: u64) -> Result<Vec<Bytes>> {
+        let mut found: Vec<Option<Bytes>> = Vec::new();
+        {
+            let mut held = self.blocks.lock().unwrap_or_else(PoisonError::into_inner);
+            for index in first..=last {
+                let at = held.iter().position(|(i, _)| *i == index);
+                found.push(at.and_then(|at| {
+                    // Used again: it goes to the back.
+                    let block = held.remove(at)?;
+                    let bytes = block.1.clone();
+                    held.push_back(block);
+                    Some(bytes)
+                }));
+            }
+        }
+        let missing: Vec<u64> = (first..=last)
+            .zip(&found)
+            .filter(|(_, b)| b.is_none())
+            .map(|(i, _)| i)
+            .collect();
+        if missing.is_empty() {
+            return Ok(found.into_iter().flatten().collect());
+        }
+        let ranges: Vec<_> = missing
+            .iter()
+            .map(|&i| i * BLOCK..((i + 1) * BLOCK).min(self.len))
+            .collect();
+        let fetched = {
+            let (store, location) = (self.store.clone(), self.location.clone());
+            self.wait(async move { store.get_ranges(&location, &ranges).await })?
+        };
+        let mut fetched = missing.iter().copied().zip(fetched);
+        let mut held = self.blocks.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut out = Vec::with_capacity(found.len());
+        for block in found {
+            let bytes = match block {
+                Some(bytes) => bytes,
+                None => {
+                    let (index, bytes) = fetched.next().ok_or_else(|| {
+                        Error::malformed("read", first * BLOCK, "a block was not fetched")
+                    })?;
+                    held.push_back((index, bytes.clone()));
+                    bytes
+                }
+            };
+            out.push(bytes);
+        }
+        while held.len() > HELD_BLOCKS {
+            held.pop_front();
+        }
+        Ok(out)
+    }
+}
+
+impl ObjectStoreReader {
+    /// Runs `fetch` on the reader's runtime and waits for it.
+    fn wait<T: Send + 'static>(
+        &self,
+        fetch: impl std::future::Future<Output = object_store::Result<T>> + Send + 'static,
+    ) -> Result<T> {
+        match &self.runtime {
+            Some(runtime) => wait(runtime, fetch),
+            None => Err(Error::Io(std::io::Error::other("the reader is closed"))),
+        }
+    }
+}
+
+impl Drop for ObjectStoreReader {
+    fn drop(&mut self) {
+        // Without waiting for its threads: a reader may be dropped inside
+        // async code, where a runtime must not block.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl ReadAt for ObjectStoreReader {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_range(&self, offset: u64, len: usize) -> Result<Bytes> {
+        let end = offset.saturating_add(len as u64);
+        if len == 0 {
+            return Ok(Bytes::new());
+        }
+        if len as u64 >= BLOCK {
+            let (store, location) = (self.store.clone(), self.location.clone());
+            return self.wait(async move { store.get_range(&location, offset..end).await });
+        }
+        let (first, last) = (offset / BLOCK, (end - 1) / BLOCK);
+        let blocks = self.blocks(first, last)?;
+        let short = || Error::UnexpectedEof {
+            what: "read",
+            offset,
+            needed: len as u64,
+            available: self.len.saturating_sub(offset),
+        };
+        let from = (offset - first * BLOCK) as usize;
+        if let [block] = blocks.as_slice() {
+            return block
+                .get(from..from + len)
+                .map(|_| block.slice(from..from + len))
+                .ok_or_else(short);
+        }
+        // Two blocks: the end of the first and the start of the second.
+        let mut joined = BytesMut::with_capacity(len);
+        for (k, block) in blocks.iter().enumerate() {
+            let start = if k == 0 { from } else { 0 };
+            let take = (len - joined.len()).min(block.len().saturating_sub(start));
+            joined.extend_from_slice(block.get(start..start + take).ok_or_else(short)?);
+        }
+        if joined.len() != len {
+            return Err(short());
+        }
+        Ok(joined.freeze())
+    }
+}
+
+/// Runs `fetch` on `runtime` and waits for it on this thread (which may
+/// be a thread of another runtime: it blocks, but does not panic).
+fn wait<T: Send + 'static>(
+    runtime: &Runtime,
+    fetch: impl std::future::Future<Output = object_store::Result<T>> + Send + 'static,
+) -> Result<T> {
+    let task = runtime.spawn(fetch);
+    match futures::executor::block_on(task) {
+        Ok(result) => result.map_err(|e| Error::Io(std::io::Error::other(e))),
+        Err(e) => Err(Error::Io(std::io::Error::other(e))),
+    }
+}
+
+impl RNTupleFile {
+    /// Opens the file at `location` in `store`, read with blocking requests
+    /// through an [`ObjectStoreReader`]. For SQL over object stores, register
+    /// the files as a table instead: scans fetch each cluster's pages at once.
+    pub fn open_object(store: Arc<dyn ObjectStore>, location: Path) -> Result<Self> {
+        Self::from_source(Arc::new(ObjectStoreReader::open(store, location)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object_store::memory::InMemory;
+    use object_store::PutPayload;
+
+    /// A store holding `bytes` at `x.root`.
+    fn held(bytes: &[u8]) -> (Arc<dyn ObjectStore>, Path) {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let path = Path::from("x.root");
+        let payload = PutPayload::from(bytes.to_vec());
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(store.put(&path, payload)).unwrap();
+        (store, path)
+    }
+
+    #[test]
+    fn reads_across_blocks_and_past_the_end() {
+        let len = 2 * BLOCK as usize + 1000;
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+        let (store, path) = held(&bytes);
+        let reader = ObjectStoreReader::open(store, path).unwrap();
+        assert_eq!(reader.len(), len as u64);
+        let cases = [
+            (0, 10),
+            (BLOCK - 5, 10),
+            (2 * BLOCK - 1, 1001),
+            (3, BLOCK as usize + 10),
+            (BLOCK, 0),
+        ];
+        for (offset, n) in cases {
+            let got = reader.read_range(offset, n).unwrap();
+            assert_eq!(
+                &got[..],
+                &bytes[offset as usize..offset as usize + n],
+                "{offset} {n}"
+            );
+        }
+        assert!(crate::io::read_checked(&reader, "read", len as u64 - 1, 2).is_err());
+        assert!(reader.blocks.lock().unwrap().len() <= HELD_BLOCKS);
+    }
+
+    /// Read and dropped on a thread of an async runtime: it blocks that
+    /// thread while it waits, and does not panic.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn reads_and_drops_inside_async_code() {
+        let bytes: Vec<u8> = (0..100_000u32).map(|i| i as u8).collect();
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let path = Path::from("x.root");
+        store
+            .put(&path, PutPayload::from(bytes.clone()))
+            .await
+            .unwrap();
+        let reader = ObjectStoreReader::open(store, path).unwrap();
+        assert_eq!(
+            &reader.read_range(99_990, 10).unwrap()[..],
+            &bytes[99_990..]
+        );
+        drop(reader);
+    }
+
+    /// A missing object is an error, also inside async code (where the
+    /// reader's runtime must not be dropped by waiting for it).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_missing_object_is_an_error_inside_async_code() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let e = ObjectStoreReader::open(store, Path::from("nowhere.root")).unwrap_err();
+        assert!(e.to_string().contains("nowhere.root"), "{e}");
+    }
+
+    #[test]
+    fn a_fixture_opens_and_reads_as_the_local_file() -> Result<()> {
+        let Some(path) = crate::test_util::fixture("adl/nanoaod_events.root") else {
+            return Ok(());
+        };
+        let bytes = std::fs::read(&path)?;
+        let (store, location) = held(&bytes);
+        let remote = RNTupleFile::open_object(store, location)?.reader_builder(None)?;
+        let local = RNTupleFile::open(&path)?.reader_builder(None)?;
+        assert_eq!(
+            remote.build()?.collect_batches()?,
+            local.build()?.collect_batches()?
+        );
+        Ok(())
+    }
+}
