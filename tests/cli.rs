@@ -4,6 +4,8 @@
 
 #![cfg(feature = "cli")]
 
+mod common;
+
 use std::fs::File;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
@@ -18,15 +20,11 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
+    common::data_dir().join(name)
 }
 
 fn rntuple() -> Command {
-    let mut cmd = Command::cargo_bin("rntuple").expect("the rntuple binary is built");
-    cmd.env_remove("RUST_BACKTRACE");
-    cmd
+    common::rntuple_command()
 }
 
 /// Runs the command, expecting success; returns stdout.

@@ -4,26 +4,14 @@
 
 #![cfg(feature = "cli")]
 
+mod common;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-use assert_cmd::Command;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
-fn rntuple() -> Command {
-    let mut cmd = Command::cargo_bin("rntuple").expect("the rntuple binary is built");
-    cmd.env_remove("RUST_BACKTRACE");
-    cmd
-}
 
 /// An HTTP server of some files, counting the requests and body bytes it sends.
 struct Server {
@@ -132,7 +120,7 @@ fn serve(
 
 /// A server of the ADL fixture at `adl/nanoaod_events.root`.
 fn adl_server() -> (Server, PathBuf) {
-    let path = fixture("adl/nanoaod_events.root");
+    let path = common::data_dir().join("adl/nanoaod_events.root");
     let bytes = std::fs::read(&path).unwrap();
     let server = Server::start(HashMap::from([(
         "adl/nanoaod_events.root".to_string(),
@@ -143,7 +131,7 @@ fn adl_server() -> (Server, PathBuf) {
 
 /// Runs the command, expecting success; returns stdout.
 fn run_ok(args: &[&str]) -> Vec<u8> {
-    let out = rntuple().args(args).output().unwrap();
+    let out = common::rntuple_command().args(args).output().unwrap();
     assert!(
         out.status.success(),
         "rntuple {args:?} failed: {}",
@@ -154,7 +142,7 @@ fn run_ok(args: &[&str]) -> Vec<u8> {
 
 /// Runs the command, expecting one `rntuple:` line on stderr; returns it.
 fn run_err(args: &[&str]) -> String {
-    let out = rntuple().args(args).output().unwrap();
+    let out = common::rntuple_command().args(args).output().unwrap();
     assert!(!out.status.success(), "rntuple {args:?} should fail");
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!stderr.contains("panicked"), "{stderr}");
@@ -226,28 +214,7 @@ fn sql_reads_tables_over_http() {
     let url = server.url("adl/nanoaod_events.root");
     let local = path.to_str().unwrap();
     let query = "SELECT nJet, count(*) AS n, sum(MET_pt) AS met FROM e GROUP BY nJet ORDER BY nJet";
-    let remote = run_ok(&[
-        "sql",
-        "--table",
-        &format!("e={url}"),
-        "-c",
-        query,
-        "--format",
-        "csv",
-    ]);
-    let here = run_ok(&[
-        "sql",
-        "--table",
-        &format!("e={local}"),
-        "-c",
-        query,
-        "--format",
-        "csv",
-    ]);
-    assert_eq!(
-        String::from_utf8(remote).unwrap(),
-        String::from_utf8(here).unwrap()
-    );
+    assert_same_csv(&[&format!("e={url}")], &[&format!("e={local}")], query);
     // A file given bare is a table under its RNTuple's name.
     let count = "SELECT count(*) AS n, max(event) AS last FROM Events";
     let remote = run_ok(&["sql", &url, "-c", count, "--format", "csv"]);
@@ -256,26 +223,29 @@ fn sql_reads_tables_over_http() {
     // CREATE EXTERNAL TABLE finds the store of the URL too.
     let create = format!("CREATE EXTERNAL TABLE t STORED AS RNTUPLE LOCATION '{url}'");
     let select = "SELECT count(*) AS n, sum(nMuon) AS muons FROM t";
-    let remote = run_ok(&[
-        "sql",
-        "-c",
+    assert_same_csv(
+        &[],
+        &[&format!("t={local}")],
         &format!("{create}; {select}"),
-        "--format",
-        "csv",
-    ]);
-    let here = run_ok(&[
-        "sql",
-        "--table",
-        &format!("t={local}"),
-        "-c",
-        select,
-        "--format",
-        "csv",
-    ]);
-    assert_eq!(
-        String::from_utf8(remote).unwrap(),
-        String::from_utf8(here).unwrap()
     );
+}
+
+/// Runs `query` as CSV over the tables `remote` and over `local` (the
+/// statements before its last `;` run only over `remote`) and asserts the
+/// same output.
+fn assert_same_csv(remote: &[&str], local: &[&str], query: &str) {
+    let run = |tables: &[&str], query: &str| -> String {
+        let mut args = vec!["sql"];
+        for table in tables {
+            args.extend(["--table", table]);
+        }
+        args.extend(["-c", query, "--format", "csv"]);
+        String::from_utf8(run_ok(&args)).unwrap()
+    };
+    let last = query.rsplit(';').next().unwrap_or(query).trim();
+    let out = run(remote, query);
+    assert!(out.lines().count() > 1, "{out}");
+    assert_eq!(out, run(local, last));
 }
 
 #[test]

@@ -516,3 +516,12 @@ pub async fn explain(ctx: &datafusion::prelude::SessionContext, sql: &str) -> St
         .unwrap()
         .to_string()
 }
+
+/// The `rntuple` command of this build, without the caller's
+/// `RUST_BACKTRACE` (errors must be one line).
+#[cfg(feature = "cli")]
+pub fn rntuple_command() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("rntuple").expect("the rntuple binary is built");
+    cmd.env_remove("RUST_BACKTRACE");
+    cmd
+}
