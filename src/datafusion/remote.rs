@@ -142,9 +142,7 @@ impl ObjectStoreReader {
         }
         Ok(out)
     }
-}
 
-impl ObjectStoreReader {
     /// Runs `fetch` on the reader's runtime and waits for it.
     fn wait<T: Send + 'static>(
         &self,
@@ -177,18 +175,24 @@ impl ReadAt for ObjectStoreReader {
         if len == 0 {
             return Ok(Bytes::new());
         }
-        if len as u64 >= BLOCK {
-            let (store, location) = (self.store.clone(), self.location.clone());
-            return self.wait(async move { store.get_range(&location, offset..end).await });
-        }
-        let (first, last) = (offset / BLOCK, (end - 1) / BLOCK);
-        let blocks = self.blocks(first, last)?;
         let short = || Error::UnexpectedEof {
             what: "read",
             offset,
             needed: len as u64,
             available: self.len.saturating_sub(offset),
         };
+        if len as u64 >= BLOCK {
+            let (store, location) = (self.store.clone(), self.location.clone());
+            let bytes = self.wait(async move { store.get_range(&location, offset..end).await })?;
+            // A store that answers with fewer bytes: as a file that ends early.
+            return if bytes.len() == len {
+                Ok(bytes)
+            } else {
+                Err(short())
+            };
+        }
+        let (first, last) = (offset / BLOCK, (end - 1) / BLOCK);
+        let blocks = self.blocks(first, last)?;
         let from = (offset - first * BLOCK) as usize;
         if let [block] = blocks.as_slice() {
             return block

@@ -33,7 +33,7 @@ use datafusion::logical_expr::{CreateExternalTable, Expr, TableProviderFilterPus
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::ExecutionPlan;
 use futures::{StreamExt, TryStreamExt};
-use object_store::ObjectMeta;
+use object_store::{ObjectMeta, ObjectStoreExt};
 
 use super::file_format::{RNTupleFormat, RNTupleFormatFactory, CONCURRENT_OPENS};
 use super::index::{self, TableStatistics};
@@ -100,8 +100,23 @@ impl RNTupleTable {
 
     /// The data files (sidecar indexes left out), in the order of their
     /// locations.
+    ///
+    /// A web server (`http(s)://`) is asked for a named file only: DataFusion
+    /// takes a file it does not find for a directory and lists it, with
+    /// WebDAV's PROPFIND, which a plain web server refuses (501, after
+    /// retries).
     async fn list(&self, state: &dyn Session) -> Result<Vec<ObjectMeta>> {
         let store = state.runtime_env().object_store(&self.url)?;
+        let web = matches!(self.url.scheme(), "http" | "https");
+        if web && !self.url.is_collection() && self.url.get_glob().is_none() {
+            return match store.head(self.url.prefix()).await {
+                Ok(file) => Ok(vec![file]),
+                Err(object_store::Error::NotFound { .. }) => Err(DataFusionError::Execution(
+                    format!("{}: no such file on the server", self.url.as_str()),
+                )),
+                Err(e) => Err(e.into()),
+            };
+        }
         let mut files: Vec<ObjectMeta> = self
             .url
             .list_all_files(state, store.as_ref(), &self.extension)

@@ -20,8 +20,6 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::DFParser;
 use datafusion::sql::sqlparser::dialect::dialect_from_str;
 use futures::StreamExt;
-use object_store::path::Path as ObjectPath;
-use object_store::ObjectStoreExt;
 use rntuple::arrow::SkippedField;
 use rntuple::datafusion::{
     session_context, RNTupleFormat, RNTupleReadOptions, RNTupleTable, SessionContextExt,
@@ -113,9 +111,6 @@ async fn register_tables(
             )));
         };
         claim(name, path)?;
-        check_web_file(ctx, path)
-            .await
-            .context(format_args!("table {name} ({path})"))?;
         let mut options = RNTupleReadOptions::default();
         if let Some(ntuple) = &args.ntuple {
             options = options.with_ntuple(ntuple.clone());
@@ -155,29 +150,6 @@ async fn register_tables(
         }
     }
     Ok(tables)
-}
-
-/// An `http(s)://` location that names a file must exist. DataFusion takes
-/// a missing file for a directory and lists it, which a web server without
-/// WebDAV refuses (501, after retries): say what is wrong instead.
-async fn check_web_file(ctx: &SessionContext, path: &str) -> CliResult {
-    let Some(url) = remote_url(Path::new(path)) else {
-        return Ok(());
-    };
-    let web = matches!(url.scheme(), "http" | "https");
-    if !web || path.ends_with('/') || path.contains(['*', '?', '[']) {
-        return Ok(());
-    }
-    let store = ctx.runtime_env().object_store_registry.get_store(&url)?;
-    let location = ObjectPath::from_url_path(url.path())
-        .map_err(|e| CliError::new(format_args!("not a path of an object: {e}")))?;
-    match store.head(&location).await {
-        Err(object_store::Error::NotFound { .. }) => {
-            Err(CliError::new("no such file on the server"))
-        }
-        // Other answers are for the scan to report.
-        _ => Ok(()),
-    }
 }
 
 /// Registers the files at `path` as table `name`, spelt exactly so (the
