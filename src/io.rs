@@ -57,6 +57,20 @@ pub trait ReadAt: Send + Sync + std::fmt::Debug {
         let _ = buffer;
         Ok(ReadBytes::Shared(self.read_range(offset, len)?))
     }
+
+    /// Whether [`ReadAt::prefetch`] does anything: true for a source whose
+    /// reads wait for a network (an object store), which readers then tell
+    /// what they will read next.
+    fn prefetches(&self) -> bool {
+        false
+    }
+
+    /// A hint that `ranges` will be read soon: a source that
+    /// [prefetches](ReadAt::prefetches) starts fetching them, so the reads
+    /// find them held or on their way.
+    fn prefetch(&self, ranges: &[std::ops::Range<u64>]) {
+        let _ = ranges;
+    }
 }
 
 /// Bytes from [`ReadAt::read_range_reusing`]: shared with the source, or in
@@ -250,6 +264,14 @@ impl<T: ReadAt + ?Sized> ReadAt for Arc<T> {
         buffer: &'a mut Vec<u8>,
     ) -> Result<ReadBytes<'a>> {
         (**self).read_range_reusing(offset, len, buffer)
+    }
+
+    fn prefetches(&self) -> bool {
+        (**self).prefetches()
+    }
+
+    fn prefetch(&self, ranges: &[std::ops::Range<u64>]) {
+        (**self).prefetch(ranges)
     }
 }
 

@@ -354,7 +354,7 @@ impl NodeReader {
 
     /// Appends the stored byte ranges of all pages in the cluster of this
     /// node's columns and its children's.
-    fn all_pages(&self, out: &mut Vec<Range<u64>>) {
+    pub fn all_pages(&self, out: &mut Vec<Range<u64>>) {
         for cursor in &self.cursors {
             cursor.all_page_ranges(out);
         }

@@ -38,6 +38,7 @@ mod filter;
 pub mod functions;
 pub mod index;
 mod opener;
+mod prefetch;
 mod projection;
 mod remote;
 mod shared;

@@ -254,6 +254,7 @@ impl RNTupleReaderBuilder {
             clusters_in_flight: self.clusters_in_flight,
             batches_ahead: self.batches_ahead,
             in_flight: VecDeque::new(),
+            next_prefetched: false,
         })
     }
 }
@@ -283,6 +284,8 @@ pub struct RNTupleRecordBatchReader {
     batches_ahead: Option<usize>,
     /// The clusters being decoded on threads of their own, in entry order.
     in_flight: VecDeque<ClusterThread>,
+    /// Whether the read at the head of `plan` has been prefetched.
+    next_prefetched: bool,
 }
 
 /// A cluster being decoded on a thread of its own: its batches, and the
@@ -383,6 +386,17 @@ impl RNTupleRecordBatchReader {
                 return Ok(None);
             };
             let descriptor = self.ntuple.descriptor();
+            if self.pages.source.prefetches() {
+                // This read's pages, unless asked for as the next one,
+                // then the next read's, which arrive while this one decodes.
+                if !std::mem::take(&mut self.next_prefetched) {
+                    self.prefetch(index, &range);
+                }
+                if let Some((next, entries)) = self.plan.as_slice().first() {
+                    self.prefetch(*next, entries);
+                    self.next_prefetched = true;
+                }
+            }
             self.current = Some(ClusterState::open(
                 descriptor,
                 &self.pages,
@@ -425,6 +439,19 @@ impl RNTupleRecordBatchReader {
         }
     }
 
+    /// [`prefetch`] for the read of `entries` of cluster `index`.
+    fn prefetch(&self, index: usize, entries: &Range<u64>) {
+        let descriptor = self.ntuple.descriptor();
+        prefetch(
+            descriptor,
+            &self.pages,
+            &self.nodes,
+            &self.clusters,
+            index,
+            entries,
+        );
+    }
+
     /// Starts a thread that decodes `range` of cluster `index` into an
     /// unbounded channel; it stops early when the receiver is dropped.
     fn spawn_cluster(&self, index: usize, range: Range<u64>) -> Result<ClusterThread> {
@@ -444,6 +471,9 @@ impl RNTupleRecordBatchReader {
         let thread = std::thread::Builder::new()
             .name(format!("rntuple-cluster-{id}"))
             .spawn(move || {
+                if pages.source.prefetches() {
+                    prefetch(&descriptor, &pages, &nodes, &clusters, index, &range);
+                }
                 let state = planned(&clusters, index).and_then(|cluster| {
                     ClusterState::open(
                         &descriptor,
@@ -487,6 +517,50 @@ impl RNTupleRecordBatchReader {
         }
         Ok(out)
     }
+}
+
+/// Tells the source of `pages`, one that fetches ahead (an object store),
+/// the pages that the read of `entries` of cluster `index` will decompress.
+/// A read of part of a cluster reads the offsets of its collections here to
+/// find their items' pages. Nothing is reported: the read itself meets any
+/// error again.
+///
+/// An object store's reader keeps what its last two calls asked for (until
+/// used up): a sequential read asks for the read it starts and the next;
+/// with more clusters in flight than two, the oldest ones' pages are
+/// dropped and fetched again as they are read.
+fn prefetch(
+    descriptor: &Descriptor,
+    pages: &PageSource,
+    nodes: &[FieldNode],
+    clusters: &[ClusterDescriptor],
+    index: usize,
+    entries: &Range<u64>,
+) {
+    let Ok(cluster) = planned(clusters, index) else {
+        return;
+    };
+    // Pages read here to find items are not the read's.
+    let pages = PageSource {
+        stats: Arc::default(),
+        ..pages.clone()
+    };
+    let whole = entries.start == 0 && entries.end >= cluster.n_entries;
+    let mut ranges = Vec::new();
+    for node in nodes {
+        let Ok(mut reader) = NodeReader::new(descriptor, &pages, node, cluster) else {
+            return;
+        };
+        if whole {
+            reader.all_pages(&mut ranges);
+        } else if reader
+            .part_pages(entries.clone(), &|_| true, &mut ranges)
+            .is_err()
+        {
+            return;
+        }
+    }
+    pages.source.prefetch(&ranges);
 }
 
 /// Cluster `index` of a plan.
