@@ -230,6 +230,29 @@ fn sql_reads_tables_over_http() {
     );
 }
 
+/// EOS gives its web URLs a path that starts with `//`: they read as the
+/// same URL with one slash, for the command's FILE, `--table` and SQL's
+/// `LOCATION`.
+#[test]
+fn web_urls_with_empty_path_segments_read_as_with_one_slash() {
+    let (server, path) = adl_server();
+    let url = server.url("adl/nanoaod_events.root");
+    let doubled = url.replacen("/adl/", "//adl//", 1);
+    assert!(doubled.contains("//adl//"), "{doubled}");
+    let local = path.to_str().unwrap();
+    let remote = String::from_utf8(run_ok(&["schema", &doubled])).unwrap();
+    let here = String::from_utf8(run_ok(&["schema", local])).unwrap();
+    // The title names the file as given.
+    assert!(remote.contains(&doubled), "{remote}");
+    let body = |text: &str| text.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&remote), body(&here));
+    assert!(body(&here).contains("Jet_pt"));
+    let query = "SELECT count(*) AS n, sum(MET_pt) AS met FROM e";
+    assert_same_csv(&[&format!("e={doubled}")], &[&format!("e={local}")], query);
+    let create = format!("CREATE EXTERNAL TABLE e STORED AS RNTUPLE LOCATION '{doubled}'");
+    assert_same_csv(&[], &[&format!("e={local}")], &format!("{create}; {query}"));
+}
+
 /// Runs `query` as CSV over the tables `remote` and over `local` (the
 /// statements before its last `;` run only over `remote`) and asserts the
 /// same output.
@@ -281,6 +304,24 @@ fn missing_files_and_unknown_schemes_are_one_line_errors() {
         "{line}"
     );
     assert!(!line.contains("Internal error"), "{line}");
+    // XRootD's paths start with `//`: the error says what reads them.
+    for args in [
+        &["info", "root://eospublic.cern.ch//eos/x.root"][..],
+        &[
+            "sql",
+            "--table",
+            "t=root://eospublic.cern.ch//eos/x.root",
+            "-c",
+            "SELECT 1",
+        ],
+    ] {
+        let line = run_err(args);
+        assert!(
+            line.contains("no object store for root://eospublic.cern.ch")
+                && line.contains("over https://"),
+            "{line}"
+        );
+    }
     let line = run_err(&["index", &server.url("adl/nanoaod_events.root")]);
     assert!(line.contains("only local files can be indexed"), "{line}");
 }

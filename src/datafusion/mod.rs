@@ -64,7 +64,7 @@ use datafusion::prelude::{DataFrame, SessionConfig, SessionContext};
 pub use file_format::{RNTupleFormat, RNTupleFormatFactory};
 pub use remote::ObjectStoreReader;
 pub use source::RNTupleSource;
-pub use stores::StoreRegistry;
+pub use stores::{web_location, StoreRegistry};
 pub use table::{RNTupleTable, RNTupleTableFactory};
 
 /// Files up to this size are fetched whole (see [`RNTupleReadOptions::whole_file_limit`]).

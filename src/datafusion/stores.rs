@@ -13,7 +13,12 @@
 //! A store made for a URL is kept for the later URLs of the same scheme
 //! and host. Stores registered with `RuntimeEnv::register_object_store`
 //! come first, as in DataFusion's own registry.
+//!
+//! Web locations are read with the empty segments of their paths left out
+//! ([`web_location`]): EOS hands out `https://host//eos/...`, which its
+//! server reads as `/eos/...`, and an object's path has no empty segments.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use datafusion::error::{DataFusionError, Result};
@@ -34,6 +39,27 @@ impl StoreRegistry {
     pub fn new() -> Self {
         Self::default()
     }
+}
+
+/// `location` with runs of `/` in the path of an `http(s)://` URL made one:
+/// `https://host//eos/f.root` names `https://host/eos/f.root`, as web
+/// servers read it (EOS among them), and as an object store can name it.
+/// Other locations, and URLs that do not parse, are returned as they are.
+pub fn web_location(location: &str) -> Cow<'_, str> {
+    let Ok(mut url) = Url::parse(location) else {
+        return Cow::Borrowed(location);
+    };
+    if !matches!(url.scheme(), "http" | "https") || !url.path().contains("//") {
+        return Cow::Borrowed(location);
+    }
+    let segments: Vec<&str> = url.path().split('/').filter(|s| !s.is_empty()).collect();
+    let mut path = format!("/{}", segments.join("/"));
+    // A directory stays one.
+    if url.path().ends_with('/') && !segments.is_empty() {
+        path.push('/');
+    }
+    url.set_path(&path);
+    Cow::Owned(url.to_string())
 }
 
 impl ObjectStoreRegistry for StoreRegistry {
@@ -114,11 +140,26 @@ fn unsupported(url: &Url) -> DataFusionError {
     } else {
         "local paths (http(s):// and s3:// with the feature `remote`)"
     };
+    let hint = match url.scheme() {
+        "root" | "xroot" => "; XRootD servers such as EOS serve the same files over https://",
+        _ => "",
+    };
     DataFusionError::Configuration(format!(
         "no object store for {}: this session reads {readable}; register a store \
-         for others with `RuntimeEnv::register_object_store`",
+         for others with `RuntimeEnv::register_object_store`{hint}",
         origin_of(url)
     ))
+}
+
+/// A table's location as DataFusion is to parse it: a web URL without
+/// empty path segments ([`web_location`]). An XRootD URL, whose path
+/// conventionally starts with `//`, gets the error that no store reads it
+/// instead of DataFusion's complaint about the empty segment.
+pub(crate) fn table_location(location: &str) -> Result<Cow<'_, str>> {
+    match Url::parse(location) {
+        Ok(url) if matches!(url.scheme(), "root" | "xroot") => Err(unsupported(&url)),
+        _ => Ok(web_location(location)),
+    }
 }
 
 /// The scheme and host of `url`, without credentials.
@@ -133,6 +174,27 @@ fn origin_of(url: &Url) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn web_locations_lose_their_empty_segments() {
+        let cases = [
+            (
+                "https://eospublic.cern.ch//eos/opendata/f.root",
+                "https://eospublic.cern.ch/eos/opendata/f.root",
+            ),
+            (
+                "http://h:8080/a//b///c.root?x=1",
+                "http://h:8080/a/b/c.root?x=1",
+            ),
+            ("https://h//dir//", "https://h/dir/"),
+            ("https://h/a/b.root", "https://h/a/b.root"),
+            ("s3://bucket//a.root", "s3://bucket//a.root"),
+            ("/local//path.root", "/local//path.root"),
+        ];
+        for (given, expected) in cases {
+            assert_eq!(web_location(given), expected, "{given}");
+        }
+    }
 
     #[test]
     fn local_files_and_registered_stores_come_first() -> Result<()> {

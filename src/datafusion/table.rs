@@ -37,6 +37,7 @@ use object_store::{ObjectMeta, ObjectStoreExt};
 
 use super::file_format::{RNTupleFormat, RNTupleFormatFactory, CONCURRENT_OPENS};
 use super::index::{self, TableStatistics};
+use super::stores::table_location;
 use super::RNTupleReadOptions;
 
 /// The RNTuple files at one path (a file, a directory, a glob or an object
@@ -61,7 +62,7 @@ impl RNTupleTable {
     ) -> Result<Self> {
         Self::at(
             state,
-            ListingTableUrl::parse(path)?,
+            ListingTableUrl::parse(table_location(path)?)?,
             RNTupleFormat::new(options),
         )
         .await
@@ -228,7 +229,8 @@ impl TableProviderFactory for RNTupleTableFactory {
         {
             return listing.create(state, cmd).await;
         }
-        let url = ListingTableUrl::parse(location)?.with_table_ref(cmd.name.clone());
+        let url =
+            ListingTableUrl::parse(table_location(location)?)?.with_table_ref(cmd.name.clone());
         let format = RNTupleFormatFactory::new().create_rntuple(state, &cmd.options)?;
         // Directories named `key=value` are partitions, which ListingTable
         // reads as columns.

@@ -10,7 +10,7 @@ use arrow_schema::DataType;
 use datafusion::execution::object_store::ObjectStoreRegistry;
 use object_store::path::Path as ObjectPath;
 use rntuple::arrow::FieldNode;
-use rntuple::datafusion::StoreRegistry;
+use rntuple::datafusion::{web_location, StoreRegistry};
 use rntuple::descriptor::{
     ClusterDescriptor, ColumnDescriptor, Descriptor, Encoding, FieldDescriptor,
 };
@@ -30,8 +30,9 @@ use crate::{InfoArgs, LsArgs, SchemaArgs};
 /// stream over a large file then holds only the clusters in flight, where
 /// every mapped page it touched would count in its resident memory.
 ///
-/// An `http(s)://` or `s3://` URL is read from its object store, 2 MiB at a
-/// time (see `ObjectStoreReader`).
+/// An `http(s)://` or `s3://` URL is read from its object store (see
+/// `ObjectStoreReader`: 2 MiB blocks, and the pages of the clusters a
+/// batch reader reads fetched ahead).
 pub fn open(path: &Path) -> CliResult<RNTupleFile> {
     if let Some(url) = remote_url(path) {
         return open_url(&url).map_err(|e| e.context(path.display()));
@@ -42,10 +43,12 @@ pub fn open(path: &Path) -> CliResult<RNTupleFile> {
 }
 
 /// The URL a file argument names, unless it is a local path (or a
-/// `file://` URL).
+/// `file://` URL); a web URL's path without empty segments (`web_location`).
 pub fn remote_url(path: &Path) -> Option<Url> {
     let text = path.to_str().filter(|t| t.contains("://"))?;
-    Url::parse(text).ok().filter(|url| url.scheme() != "file")
+    Url::parse(&web_location(text))
+        .ok()
+        .filter(|url| url.scheme() != "file")
 }
 
 fn open_url(url: &Url) -> CliResult<RNTupleFile> {
