@@ -230,8 +230,8 @@ pub fn session_context() -> SessionContext {
 /// slices of the lists' values (`unnest.rs`).
 ///
 /// Its object stores come from a [`StoreRegistry`]: the stores of
-/// `http(s)://` and `s3://` locations are made when a table first reads
-/// them (feature `remote`).
+/// `http(s)://`, `s3://`, `gs://` and `az://` locations are made when a
+/// table first reads them (feature `remote`).
 pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
     let runtime = RuntimeEnv {
         object_store_registry: Arc::new(StoreRegistry::new()),

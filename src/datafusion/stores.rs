@@ -7,6 +7,8 @@
 //!                                ▼
 //!        http(s)://host  ─> HttpStore for the host (range GETs; feature `remote`)
 //!        s3://bucket     ─> AmazonS3 from the AWS_* environment (feature `remote`)
+//!        gs://bucket     ─> GoogleCloudStorage from the GOOGLE_* environment
+//!        az://container  ─> MicrosoftAzure from the AZURE_* environment
 //!        anything else   ─> an error naming the URL and what can read it
 //! ```
 //!
@@ -98,6 +100,8 @@ const HTTP_RETRIES: usize = 2;
 #[cfg(feature = "remote")]
 fn store_for(url: &Url) -> Result<Arc<dyn ObjectStore>> {
     use object_store::aws::AmazonS3Builder;
+    use object_store::azure::MicrosoftAzureBuilder;
+    use object_store::gcp::GoogleCloudStorageBuilder;
     use object_store::http::HttpBuilder;
     use object_store::{ClientOptions, RetryConfig};
 
@@ -121,6 +125,16 @@ fn store_for(url: &Url) -> Result<Arc<dyn ObjectStore>> {
                 .build()
                 .map(|store| Arc::new(store) as Arc<dyn ObjectStore>)
         }
+        "gs" => GoogleCloudStorageBuilder::from_env()
+            .with_url(url.as_str())
+            .build()
+            .map(|store| Arc::new(store) as Arc<dyn ObjectStore>),
+        // Not abfs(s)://container@account: stores are kept by scheme and
+        // host, which would give two containers of an account one store.
+        "az" => MicrosoftAzureBuilder::from_env()
+            .with_url(url.as_str())
+            .build()
+            .map(|store| Arc::new(store) as Arc<dyn ObjectStore>),
         _ => return Err(unsupported(url)),
     };
     built
@@ -136,9 +150,9 @@ fn store_for(url: &Url) -> Result<Arc<dyn ObjectStore>> {
 /// The error for a URL no store can be made for.
 fn unsupported(url: &Url) -> DataFusionError {
     let readable = if cfg!(feature = "remote") {
-        "local paths, http(s):// and s3:// URLs"
+        "local paths, http(s)://, s3://, gs:// and az:// URLs"
     } else {
-        "local paths (http(s):// and s3:// with the feature `remote`)"
+        "local paths (URLs with the feature `remote`)"
     };
     let hint = match url.scheme() {
         "root" | "xroot" => "; XRootD servers such as EOS serve the same files over https://",
@@ -234,6 +248,28 @@ mod tests {
         assert!(!Arc::ptr_eq(&first, &registry.get_store(&elsewhere)?));
         let s3 = Url::parse("s3://bucket/run1/a.root").unwrap();
         assert!(registry.get_store(&s3).is_ok());
+        Ok(())
+    }
+
+    /// Google Cloud Storage and Azure: the stores are made without a
+    /// request (credentials are looked up when a request needs them).
+    #[cfg(feature = "remote")]
+    #[test]
+    fn gcs_and_azure_stores_are_made() -> Result<()> {
+        let registry = StoreRegistry::new();
+        let gs = Url::parse("gs://bucket/run1/a.root").unwrap();
+        let gs_store = registry.get_store(&gs)?;
+        assert!(gs_store.to_string().contains("bucket"), "{gs_store}");
+        // The account comes from AZURE_STORAGE_ACCOUNT_NAME: without it,
+        // an error that names the container.
+        let az = Url::parse("az://container/run1/a.root").unwrap();
+        match registry.get_store(&az) {
+            Ok(azure) => assert!(azure.to_string().contains("container"), "{azure}"),
+            Err(e) => assert!(e.to_string().contains("cannot read az://container"), "{e}"),
+        }
+        let abfss = Url::parse("abfss://c@account.dfs.core.windows.net/a.root").unwrap();
+        let e = registry.get_store(&abfss).unwrap_err().to_string();
+        assert!(e.contains("no object store for abfss://"), "{e}");
         Ok(())
     }
 }

@@ -30,7 +30,7 @@ use crate::{InfoArgs, LsArgs, SchemaArgs};
 /// stream over a large file then holds only the clusters in flight, where
 /// every mapped page it touched would count in its resident memory.
 ///
-/// An `http(s)://` or `s3://` URL is read from its object store (see
+/// A URL (`http(s)://`, `s3://`, `gs://`, `az://`) is read from its object store (see
 /// `ObjectStoreReader`: 2 MiB blocks, and the pages of the clusters a
 /// batch reader reads fetched ahead).
 pub fn open(path: &Path) -> CliResult<RNTupleFile> {
