@@ -13,10 +13,11 @@
 //! A reader of a cluster asks for the pages of its projected columns, and
 //! for those of the next cluster, which start arriving while this one
 //! decodes, as in ROOT's cluster pool. The first batch of a cluster needs
-//! the first page of every column, which lie all over the cluster, so
-//! a cluster's chunks are all held until it is read. Chunks are dropped as the reads
-//! use them up, and those of all but the last [`KEEP_CALLS`] calls when a
-//! new call comes: a read that stopped early leaves nothing behind for long.
+//! the first page of every column, and the columns lie one after another,
+//! so most of a cluster's chunks stay held until most of it is read. A
+//! chunk is dropped once all its pages have been read, and the chunks of
+//! all but the last [`KEEP_CALLS`] calls when a new call comes: a read that
+//! stopped early leaves nothing behind for long.
 
 // File input never panics: the parsers and decoders check every index and
 // length instead (tests may unwrap).
