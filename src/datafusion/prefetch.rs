@@ -32,6 +32,7 @@
 )]
 
 use std::ops::Range;
+#[cfg(test)]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
@@ -66,7 +67,8 @@ pub(crate) struct Prefetcher {
     len: u64,
     handle: Handle,
     chunks: Mutex<Chunks>,
-    /// Reads served from chunks.
+    /// Reads served from chunks, for tests.
+    #[cfg(test)]
     served: AtomicU64,
 }
 
@@ -146,6 +148,7 @@ impl Prefetcher {
             len,
             handle,
             chunks: Mutex::new(Chunks::default()),
+            #[cfg(test)]
             served: AtomicU64::new(0),
         }
     }
@@ -259,6 +262,7 @@ impl Prefetcher {
             }
             found
         };
+        #[cfg(test)]
         self.served.fetch_add(1, Ordering::Relaxed);
         let bytes = match fetch.wait() {
             Ok(bytes) => bytes,

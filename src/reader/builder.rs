@@ -225,12 +225,7 @@ impl RNTupleReaderBuilder {
             Some(nodes) => nodes.as_slice(),
             None => self.ntuple.mapping().nodes.as_slice(),
         };
-        let mut complete = true;
-        for node in nodes {
-            let mut reader = NodeReader::new(descriptor, &pages, node, cluster)?;
-            complete &= reader.part_pages(entries.clone(), held, out)?;
-        }
-        Ok(complete)
+        nodes_part_pages(descriptor, &pages, nodes, cluster, entries, held, out)
     }
 
     /// Plans the read and returns the batch iterator.
@@ -545,22 +540,50 @@ fn prefetch(
         stats: Arc::default(),
         ..pages.clone()
     };
-    let whole = entries.start == 0 && entries.end >= cluster.n_entries;
     let mut ranges = Vec::new();
-    for node in nodes {
-        let Ok(mut reader) = NodeReader::new(descriptor, &pages, node, cluster) else {
-            return;
-        };
-        if whole {
+    if entries.start == 0 && entries.end >= cluster.n_entries {
+        // The whole cluster: every page, without reading offsets.
+        for node in nodes {
+            let Ok(reader) = NodeReader::new(descriptor, &pages, node, cluster) else {
+                return;
+            };
             reader.all_pages(&mut ranges);
-        } else if reader
-            .part_pages(entries.clone(), &|_| true, &mut ranges)
-            .is_err()
-        {
+        }
+    } else {
+        let all = |_: &Range<u64>| true;
+        let found = nodes_part_pages(
+            descriptor,
+            &pages,
+            nodes,
+            cluster,
+            entries.clone(),
+            &all,
+            &mut ranges,
+        );
+        if found.is_err() {
             return;
         }
     }
     pages.source.prefetch(&ranges);
+}
+
+/// [`NodeReader::part_pages`] of each of `nodes` in `cluster`: whether all
+/// the pages are known (see [`RNTupleReaderBuilder::part_pages`]).
+fn nodes_part_pages(
+    descriptor: &Descriptor,
+    pages: &PageSource,
+    nodes: &[FieldNode],
+    cluster: &ClusterDescriptor,
+    entries: Range<u64>,
+    held: &dyn Fn(&Range<u64>) -> bool,
+    out: &mut Vec<Range<u64>>,
+) -> Result<bool> {
+    let mut complete = true;
+    for node in nodes {
+        let mut reader = NodeReader::new(descriptor, pages, node, cluster)?;
+        complete &= reader.part_pages(entries.clone(), held, out)?;
+    }
+    Ok(complete)
 }
 
 /// Cluster `index` of a plan.
