@@ -23,6 +23,7 @@
 )]
 
 use std::fs::File;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -65,11 +66,29 @@ pub trait ReadAt: Send + Sync + std::fmt::Debug {
         false
     }
 
-    /// A hint that `ranges` will be read soon: a source that
-    /// [prefetches](ReadAt::prefetches) starts fetching them, so the reads
-    /// find them held or on their way.
-    fn prefetch(&self, ranges: &[std::ops::Range<u64>]) {
+    /// A hint that `ranges` will be read soon, each at about its
+    /// [`at`](PrefetchRange::at): a source that
+    /// [prefetches](ReadAt::prefetches) starts fetching them, those needed
+    /// first first, so the reads find them held or on their way.
+    fn prefetch(&self, ranges: &[PrefetchRange]) {
         let _ = ranges;
+    }
+}
+
+/// A byte range that a read will need, for [`ReadAt::prefetch`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrefetchRange {
+    pub range: Range<u64>,
+    /// How far into the read the range is first needed: from 0, at its
+    /// start, to 1, at its end. A source that holds little at a time
+    /// fetches in this order.
+    pub at: f32,
+}
+
+impl PrefetchRange {
+    /// A range needed at the start of the read.
+    pub fn at_once(range: Range<u64>) -> Self {
+        Self { range, at: 0.0 }
     }
 }
 
@@ -270,7 +289,7 @@ impl<T: ReadAt + ?Sized> ReadAt for Arc<T> {
         (**self).prefetches()
     }
 
-    fn prefetch(&self, ranges: &[std::ops::Range<u64>]) {
+    fn prefetch(&self, ranges: &[PrefetchRange]) {
         (**self).prefetch(ranges)
     }
 }

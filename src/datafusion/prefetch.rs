@@ -3,21 +3,26 @@
 //!
 //! ```text
 //!  prefetch(ranges) ─> chunks: neighbouring ranges (gaps up to 64 KiB), up to 8 MiB,
-//!                      queued in file order
+//!                      needed within an eighth of the read of each other;
+//!                      queued in the order they are needed
 //!  queued ─> started while fewer than 8 requests are out and the chunks
-//!            started hold less than 128 MiB ─> one GET each ─> done
+//!            started hold less than 64 MiB ─> one GET each ─> done
 //!  read(range) inside a chunk ─> still queued? started at once ─> wait ─> slice
 //!               └─ once a chunk's wanted bytes have all been read, it is dropped
 //! ```
 //!
 //! A reader of a cluster asks for the pages of its projected columns, and
 //! for those of the next cluster, which start arriving while this one
-//! decodes, as in ROOT's cluster pool. The first batch of a cluster needs
-//! the first page of every column, and the columns lie one after another,
-//! so most of a cluster's chunks stay held until most of it is read. A
-//! chunk is dropped once all its pages have been read, and the chunks of
-//! all but the last [`KEEP_CALLS`] calls when a new call comes: a read that
-//! stopped early leaves nothing behind for long.
+//! decodes, as in ROOT's cluster pool. Each page comes with how far into
+//! the read it is first needed ([`PrefetchRange::at`]). The columns of a
+//! cluster lie one after another in the file, and the first batch needs the
+//! first page of every column: chunks in file order would each hold a long
+//! run of one column, kept until the end of the cluster. Instead a chunk
+//! takes a column's pages needed close together, and chunks start in the
+//! order they are needed, so what is held is the next stretch of every
+//! column, and it is dropped as the read passes it. The chunks of all but
+//! the last [`KEEP_CALLS`] calls are dropped when a new call comes: a read
+//! that stopped early leaves nothing behind for long.
 
 // File input never panics: the parsers and decoders check every index and
 // length instead (tests may unwrap).
@@ -42,20 +47,27 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use tokio::runtime::Handle;
 
 use crate::error::{Error, Result};
+use crate::io::PrefetchRange;
 
 /// Ranges with gaps up to this size between them are fetched together.
 const GAP: u64 = 64 << 10;
 /// The largest chunk made of several ranges (a single longer range is one
 /// chunk of its own).
 const CHUNK: u64 = 8 << 20;
+/// Ranges needed far apart in the read still share a chunk up to this
+/// size: one request for a small column's pages, or for the end of one
+/// column and the start of the next.
+const SMALL_CHUNK: u64 = 1 << 20;
+/// How far apart in the read (a share of it) the ranges of one chunk may
+/// be needed.
+const SPAN: f32 = 0.125;
 /// Requests out at once.
 const MAX_REQUESTS: usize = 8;
 /// Bytes of the chunks started and not yet used up, past which queued
-/// chunks wait (unless a read asks for them): a cluster of ROOT's default
-/// size, 128 MiB compressed. The next cluster's chunks start as the
-/// current one's are used up. (Room for two clusters was 10% faster
-/// over loopback HTTP, and took 75 MB more.)
-const MAX_HELD: u64 = 128 << 20;
+/// chunks wait (unless a read asks for them): half a cluster of ROOT's
+/// default size, 128 MiB compressed. The next chunks start as the read
+/// uses up earlier ones.
+const MAX_HELD: u64 = 64 << 20;
 /// The calls whose chunks are kept: this one and the one before, the
 /// cluster being read and the next.
 const KEEP_CALLS: u64 = 2;
@@ -74,7 +86,7 @@ pub(crate) struct Prefetcher {
 
 #[derive(Default)]
 struct Chunks {
-    /// In file order within a call, calls in order.
+    /// In the order they are needed within a call, calls in order.
     list: Vec<Chunk>,
     calls: u64,
 }
@@ -160,23 +172,27 @@ impl Prefetcher {
     /// Queues `ranges` (those not held or queued already) and starts what
     /// there is room for; drops the chunks of calls before the last
     /// [`KEEP_CALLS`].
-    pub(crate) fn prefetch(self: &Arc<Self>, ranges: &[Range<u64>]) {
+    pub(crate) fn prefetch(self: &Arc<Self>, ranges: &[PrefetchRange]) {
         let mut chunks = self.lock();
         chunks.calls += 1;
         let call = chunks.calls;
         let mut new = Vec::new();
         for r in ranges
             .iter()
-            .filter(|r| r.start < r.end && r.end <= self.len)
+            .filter(|r| r.range.start < r.range.end && r.range.end <= self.len)
         {
-            match chunks.list.iter_mut().find(|c| contains(&c.range, r)) {
+            match chunks
+                .list
+                .iter_mut()
+                .find(|c| contains(&c.range, &r.range))
+            {
                 // Asked for again: kept as long as this call's.
                 Some(chunk) => chunk.call = call,
                 None => new.push(r.clone()),
             }
         }
         chunks.list.retain(|c| c.call + KEEP_CALLS > call);
-        for (range, wanted) in plan(new) {
+        for Planned { range, wanted, .. } in plan(new) {
             chunks.list.push(Chunk {
                 range,
                 wanted,
@@ -296,25 +312,48 @@ fn contains(outer: &Range<u64>, inner: &Range<u64>) -> bool {
     outer.start <= inner.start && inner.end <= outer.end
 }
 
-/// Chunks over `ranges`: runs of ranges in file order whose gaps are at
-/// most [`GAP`], cut where a chunk would pass [`CHUNK`]. Each with the
-/// bytes of its ranges (overlaps counted once).
-fn plan(mut ranges: Vec<Range<u64>>) -> Vec<(Range<u64>, u64)> {
-    ranges.sort_by_key(|r| (r.start, r.end));
-    let mut out: Vec<(Range<u64>, u64)> = Vec::new();
-    for r in ranges {
+/// A chunk to fetch: its bytes, the bytes of the ranges in it (overlaps
+/// counted once), and when the read first needs it.
+#[derive(Debug, PartialEq)]
+struct Planned {
+    range: Range<u64>,
+    wanted: u64,
+    at: f32,
+}
+
+/// Chunks over `ranges`, in the order the read needs them: runs of ranges
+/// in file order whose gaps are at most [`GAP`], cut where a chunk would
+/// pass [`CHUNK`], or, past [`SMALL_CHUNK`], where the next range is
+/// needed more than [`SPAN`] away from the chunk's first. So a run of one
+/// column's pages is cut into stretches of the read, and the end of one
+/// column is not joined to the start of the next.
+fn plan(mut ranges: Vec<PrefetchRange>) -> Vec<Planned> {
+    ranges.sort_by_key(|r| (r.range.start, r.range.end));
+    let mut out: Vec<Planned> = Vec::new();
+    for PrefetchRange { range: r, at } in ranges {
         match out.last_mut() {
-            Some((chunk, wanted))
-                if r.start <= chunk.end.saturating_add(GAP)
-                    && (r.end <= chunk.end || r.end - chunk.start <= CHUNK) =>
+            Some(chunk)
+                if r.start <= chunk.range.end.saturating_add(GAP)
+                    && (r.end <= chunk.range.end || r.end - chunk.range.start <= CHUNK)
+                    && ((at - chunk.at).abs() <= SPAN
+                        || r.end.max(chunk.range.end) - chunk.range.start <= SMALL_CHUNK) =>
             {
                 // Only the part past the chunk's end is new.
-                *wanted += r.end.saturating_sub(r.start.max(chunk.end));
-                chunk.end = chunk.end.max(r.end);
+                chunk.wanted += r.end.saturating_sub(r.start.max(chunk.range.end));
+                chunk.range.end = chunk.range.end.max(r.end);
+                chunk.at = chunk.at.min(at);
             }
-            _ => out.push((r.clone(), r.end - r.start)),
+            _ => out.push(Planned {
+                wanted: r.end - r.start,
+                range: r,
+                at,
+            }),
         }
     }
+    out.sort_by(|a, b| {
+        a.at.total_cmp(&b.at)
+            .then(a.range.start.cmp(&b.range.start))
+    });
     out
 }
 
@@ -326,17 +365,33 @@ mod tests {
     use object_store::memory::InMemory;
     use object_store::PutPayload;
 
+    /// Ranges all needed at the start of the read.
+    fn at_once(ranges: impl IntoIterator<Item = Range<u64>>) -> Vec<PrefetchRange> {
+        ranges.into_iter().map(PrefetchRange::at_once).collect()
+    }
+
+    fn chunks(planned: Vec<Planned>) -> Vec<(Range<u64>, u64)> {
+        planned.into_iter().map(|c| (c.range, c.wanted)).collect()
+    }
+
     #[test]
     fn plan_joins_neighbours_and_cuts_long_runs() {
         let mb = 1 << 20;
         // Two pages 1 KiB apart, one far away, and a page inside the first.
-        let got = plan(vec![2000..3000, 0..1000, 10 * mb..10 * mb + 5, 100..200]);
-        assert_eq!(got, vec![(0..3000, 2000), (10 * mb..10 * mb + 5, 5)]);
-        // Adjacent 1 MiB pages: cut into chunks of 8 MiB.
-        let pages: Vec<_> = (0..20).map(|k| k * mb..(k + 1) * mb).collect();
-        let got = plan(pages);
+        let got = plan(at_once([
+            2000..3000,
+            0..1000,
+            10 * mb..10 * mb + 5,
+            100..200,
+        ]));
         assert_eq!(
-            got,
+            chunks(got),
+            vec![(0..3000, 2000), (10 * mb..10 * mb + 5, 5)]
+        );
+        // Adjacent 1 MiB pages: cut into chunks of 8 MiB.
+        let got = plan(at_once((0..20).map(|k| k * mb..(k + 1) * mb)));
+        assert_eq!(
+            chunks(got),
             vec![
                 (0..8 * mb, 8 * mb),
                 (8 * mb..16 * mb, 8 * mb),
@@ -344,7 +399,53 @@ mod tests {
             ]
         );
         // A page longer than a chunk is a chunk of its own.
-        assert_eq!(plan(vec![0..20 * mb]), vec![(0..20 * mb, 20 * mb)]);
+        assert_eq!(
+            chunks(plan(at_once([0..20 * mb]))),
+            vec![(0..20 * mb, 20 * mb)]
+        );
+    }
+
+    /// Two columns of ten 1 MiB pages each, one after the other in the
+    /// file, each read from start to end: chunks hold stretches of an
+    /// eighth of the read or less, the last of the first column is not
+    /// joined to the start of the second, and both columns' starts come
+    /// first. Small pages needed far apart still share a chunk.
+    #[test]
+    fn plan_cuts_columns_into_stretches_of_the_read() {
+        let mb = 1 << 20;
+        let column = |first: u64| {
+            (0..10).map(move |k| PrefetchRange {
+                range: (first + k) * mb..(first + k + 1) * mb,
+                at: k as f32 / 10.0,
+            })
+        };
+        let got = plan(column(0).chain(column(10)).collect());
+        let order: Vec<_> = got
+            .iter()
+            .map(|c| (c.range.start / mb, c.range.end / mb, c.at))
+            .collect();
+        assert_eq!(
+            order,
+            vec![
+                (0, 2, 0.0),
+                (10, 12, 0.0),
+                (2, 4, 0.2),
+                (12, 14, 0.2),
+                (4, 6, 0.4),
+                (14, 16, 0.4),
+                (6, 8, 0.6),
+                (16, 18, 0.6),
+                (8, 10, 0.8),
+                (18, 20, 0.8),
+            ]
+        );
+        let small: Vec<_> = (0..8)
+            .map(|k| PrefetchRange {
+                range: k * 10_000..(k + 1) * 10_000,
+                at: k as f32 / 8.0,
+            })
+            .collect();
+        assert_eq!(chunks(plan(small)), vec![(0..80_000, 80_000)]);
     }
 
     fn prefetcher(len: usize) -> (Arc<Prefetcher>, Vec<u8>, tokio::runtime::Runtime) {
@@ -366,10 +467,10 @@ mod tests {
     #[test]
     fn reads_are_served_from_chunks_which_go_once_used_up() {
         let (p, bytes, _runtime) = prefetcher(1_000_000);
-        p.prefetch(&[0..1000, 1000..3000, 500_000..510_000]);
+        p.prefetch(&at_once([0..1000, 1000..3000, 500_000..510_000]));
         assert_eq!(p.held().len(), 1 + 1);
         // Asked for again: nothing new.
-        p.prefetch(&[1000..3000]);
+        p.prefetch(&at_once([1000..3000]));
         assert_eq!(p.held().len(), 2);
         let got = p.read(1000, 2000).unwrap().unwrap();
         assert_eq!(&got[..], &bytes[1000..3000]);
@@ -380,28 +481,28 @@ mod tests {
         // Outside every chunk, or past the end: not served here.
         assert!(p.read(3000, 10).is_none());
         assert!(p.read(999_999, 10).is_none());
-        p.prefetch(&[999_000..1_000_001]);
+        p.prefetch(&at_once([999_000..1_000_001]));
         assert!(p.held().is_empty(), "a range past the end is not fetched");
     }
 
     #[test]
     fn chunks_of_old_calls_are_dropped() {
         let (p, _bytes, _runtime) = prefetcher(1_000_000);
-        p.prefetch(&[0..10]);
-        p.prefetch(&[200_000..200_010]);
-        p.prefetch(&[400_000..400_010]);
+        p.prefetch(&at_once([0..10]));
+        p.prefetch(&at_once([200_000..200_010]));
+        p.prefetch(&at_once([400_000..400_010]));
         let held: Vec<_> = p.held().into_iter().map(|(r, _)| r).collect();
         assert_eq!(held, vec![200_000..200_010, 400_000..400_010]);
         // Asking for a range again keeps its chunk as long as the new ones.
-        p.prefetch(&[200_000..200_005]);
-        p.prefetch(&[600_000..600_010]);
+        p.prefetch(&at_once([200_000..200_005]));
+        p.prefetch(&at_once([600_000..600_010]));
         let held: Vec<_> = p.held().into_iter().map(|(r, _)| r).collect();
         assert_eq!(held, vec![200_000..200_010, 600_000..600_010]);
     }
 
     /// With a runtime that runs its tasks only when driven, requests stay
-    /// out: at most MAX_REQUESTS start, and a read of a queued chunk starts
-    /// it ahead of the others.
+    /// out: at most MAX_REQUESTS start, those needed first, and a read of a
+    /// queued chunk starts it ahead of the others.
     #[test]
     fn queued_chunks_wait_for_room_and_a_read_starts_its_own() {
         let mb = 1u64 << 20;
@@ -421,15 +522,24 @@ mod tests {
             20 * mb,
             runtime.handle().clone(),
         ));
-        // Ten 1 MiB chunks 1 MiB apart: more than MAX_REQUESTS.
-        let ranges: Vec<_> = (0..10).map(|k| 2 * k * mb..(2 * k + 1) * mb).collect();
+        // Ten 1 MiB chunks 1 MiB apart: more than MAX_REQUESTS. Those
+        // further in the file are needed first.
+        let ranges: Vec<_> = (0..10)
+            .map(|k| PrefetchRange {
+                range: 2 * k * mb..(2 * k + 1) * mb,
+                at: 1.0 - k as f32 / 10.0,
+            })
+            .collect();
         p.prefetch(&ranges);
         let started = |p: &Prefetcher| p.held().iter().filter(|(_, s)| *s).count();
         assert_eq!(started(&p), MAX_REQUESTS);
-        // The last one is queued: a read starts it, and waits for it.
+        let waiting: Vec<_> = p.held().into_iter().filter(|(_, s)| !s).collect();
+        assert_eq!(waiting, vec![(2 * mb..3 * mb, false), (0..mb, false)]);
+        // The first one in the file is queued: a read starts it, and waits
+        // for it.
         let reader = {
             let p = p.clone();
-            std::thread::spawn(move || p.read(18 * mb, 10).unwrap().unwrap())
+            std::thread::spawn(move || p.read(0, 10).unwrap().unwrap())
         };
         runtime.block_on(async {
             while !reader.is_finished() {
@@ -437,7 +547,7 @@ mod tests {
             }
         });
         let got = reader.join().unwrap();
-        assert_eq!(&got[..], &bytes[18 << 20..(18 << 20) + 10]);
+        assert_eq!(&got[..], &bytes[..10]);
         assert_eq!(started(&p), 10);
     }
 
@@ -453,7 +563,7 @@ mod tests {
             runtime.handle().clone(),
         );
         let missing = Arc::new(missing);
-        missing.prefetch(&[0..100]);
+        missing.prefetch(&at_once([0..100]));
         let e = missing.read(0, 100).unwrap().unwrap_err();
         assert!(e.to_string().contains("gone.root"), "{e}");
     }

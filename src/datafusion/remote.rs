@@ -15,7 +15,8 @@
 //! Reads come first to the ranges readers said they would read
 //! ([`ReadAt::prefetch`]): a batch reader names the pages of each cluster
 //! as it starts it, and those of the next, fetched in chunks of up to
-//! 8 MiB, 8 requests at once (prefetch.rs). Other reads (metadata, pages
+//! 8 MiB in the order the read needs them, 8 requests at once and up to
+//! 64 MiB held (prefetch.rs). Other reads (metadata, pages
 //! read again) take the blocks: a reader decompresses the pages of a
 //! column one after another, and they lie next to each other, so a 2 MiB
 //! block makes one request of a few pages, as a local file's readahead
@@ -24,7 +25,6 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::{Bytes, BytesMut};
@@ -34,7 +34,7 @@ use tokio::runtime::Runtime;
 
 use super::prefetch::Prefetcher;
 use crate::error::{Error, Result};
-use crate::io::ReadAt;
+use crate::io::{PrefetchRange, ReadAt};
 use crate::reader::RNTupleFile;
 
 /// The unit of fetching for reads shorter than it.
@@ -246,15 +246,15 @@ impl ReadAt for ObjectStoreReader {
 
     /// Starts fetching `ranges`, but those whose blocks are held (a small
     /// file is held whole once its metadata is read).
-    fn prefetch(&self, ranges: &[Range<u64>]) {
+    fn prefetch(&self, ranges: &[PrefetchRange]) {
         let held: Vec<u64> = {
             let blocks = self.blocks.lock().unwrap_or_else(PoisonError::into_inner);
             blocks.iter().map(|(index, _)| *index).collect()
         };
         let block = self.block;
-        let missing: Vec<Range<u64>> = ranges
+        let missing: Vec<PrefetchRange> = ranges
             .iter()
-            .filter(|r| {
+            .filter(|PrefetchRange { range: r, .. }| {
                 r.start < r.end
                     && (r.end - r.start >= block
                         || !(r.start / block..=(r.end - 1) / block).all(|i| held.contains(&i)))

@@ -1,6 +1,6 @@
 //! The reader builder and the record batch iterator.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::ops::Range;
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
@@ -15,6 +15,7 @@ use crate::arrow::schema::project;
 use crate::arrow::FieldNode;
 use crate::descriptor::{ClusterDescriptor, Descriptor};
 use crate::error::{Error, Result, ResultExt};
+use crate::io::PrefetchRange;
 use crate::page::{Limits, PageSource, ReadStats};
 
 /// Default number of entries per batch.
@@ -515,10 +516,11 @@ impl RNTupleRecordBatchReader {
 }
 
 /// Tells the source of `pages`, one that fetches ahead (an object store),
-/// the pages that the read of `entries` of cluster `index` will decompress.
-/// A read of part of a cluster reads the offsets of its collections here to
-/// find their items' pages. Nothing is reported: the read itself meets any
-/// error again.
+/// the pages that the read of `entries` of cluster `index` will decompress,
+/// and how far into the read each is needed ([`when_needed`]). A read of
+/// part of a cluster reads the offsets of its collections here to find
+/// their items' pages. Nothing is reported: the read itself meets any error
+/// again.
 ///
 /// An object store's reader keeps what its last two calls asked for (until
 /// used up): a sequential read asks for the read it starts and the next;
@@ -564,7 +566,56 @@ fn prefetch(
             return;
         }
     }
-    pages.source.prefetch(&ranges);
+    pages.source.prefetch(&when_needed(cluster, ranges));
+}
+
+/// Each of `ranges`, pages of `cluster`, with how far into the read it is
+/// first needed: the share of the elements that its column's read passes
+/// before the page starts. The first page of every column is needed at
+/// once; a column's later pages as the read reaches them. A page that
+/// several fields read (projections), or that several columns share, is
+/// needed when the first of them needs it.
+fn when_needed(cluster: &ClusterDescriptor, ranges: Vec<Range<u64>>) -> Vec<PrefetchRange> {
+    let asked: HashSet<u64> = ranges.iter().map(|r| r.start).collect();
+    let mut at_of: HashMap<u64, f32> = HashMap::new();
+    let mut firsts = Vec::new();
+    for column in cluster
+        .columns
+        .iter()
+        .filter(|c| c.element_offset.is_some())
+    {
+        // The asked pages of the column and the elements before each.
+        firsts.clear();
+        let mut first = 0u64;
+        let mut end = 0u64;
+        for page in column.pages.iter() {
+            let next = first.saturating_add(u64::from(page.n_elements));
+            let start = page.stored_range().start;
+            if asked.contains(&start) {
+                firsts.push((start, first));
+                end = next;
+            }
+            first = next;
+        }
+        let Some(&(_, read_start)) = firsts.first() else {
+            continue;
+        };
+        let len = end.saturating_sub(read_start).max(1) as f32;
+        for &(start, first) in &firsts {
+            let at = first.saturating_sub(read_start) as f32 / len;
+            at_of
+                .entry(start)
+                .and_modify(|a| *a = a.min(at))
+                .or_insert(at);
+        }
+    }
+    ranges
+        .into_iter()
+        .map(|range| PrefetchRange {
+            at: at_of.get(&range.start).copied().unwrap_or(0.0),
+            range,
+        })
+        .collect()
 }
 
 /// [`NodeReader::part_pages`] of each of `nodes` in `cluster`: whether all
@@ -614,5 +665,51 @@ impl Iterator for RNTupleRecordBatchReader {
 impl RecordBatchReader for RNTupleRecordBatchReader {
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reader::RNTupleFile;
+
+    /// Every column's pages are needed in order, its first at once; a
+    /// page asked twice (a projection reads its column again) is needed
+    /// when the first asker needs it.
+    #[test]
+    fn pages_are_needed_in_their_columns_order() -> Result<()> {
+        let Some(path) = crate::test_util::fixture("adl/nanoaod_clusters.root") else {
+            return Ok(());
+        };
+        let file = RNTupleFile::open(&path)?;
+        let clusters = file.reader_builder(None)?.plan()?.clusters;
+        let cluster = clusters.first().expect("a cluster");
+        let columns: Vec<Vec<Range<u64>>> = cluster
+            .columns
+            .iter()
+            .map(|c| c.pages.iter().map(|p| p.stored_range()).collect())
+            .collect();
+        let mut ranges: Vec<Range<u64>> = columns.iter().flatten().cloned().collect();
+        let again = ranges.clone();
+        ranges.extend(again);
+        let needed = when_needed(cluster, ranges);
+        let at = |r: &Range<u64>| {
+            let found = needed.iter().filter(|n| &n.range == r);
+            found.map(|n| n.at).collect::<Vec<_>>()
+        };
+        let mut later_pages = 0;
+        for pages in columns.iter().filter(|p| p.len() > 1) {
+            let ats: Vec<f32> = pages.iter().map(|r| at(r)[0]).collect();
+            assert_eq!(ats[0], 0.0);
+            assert!(ats.windows(2).all(|w| w[0] <= w[1]), "{ats:?}");
+            assert!(ats.iter().all(|&a| (0.0..1.0).contains(&a)), "{ats:?}");
+            for r in pages {
+                let both = at(r);
+                assert!(both.len() >= 2 && both.iter().all(|&a| a == both[0]));
+            }
+            later_pages += ats.iter().filter(|&&a| a > 0.0).count();
+        }
+        assert!(later_pages > 0, "some pages are needed after the start");
+        Ok(())
     }
 }
