@@ -36,6 +36,7 @@
     )
 )]
 
+use std::collections::VecDeque;
 use std::ops::Range;
 #[cfg(test)]
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -68,6 +69,9 @@ const MAX_REQUESTS: usize = 8;
 /// default size, 128 MiB compressed. The next chunks start as the read
 /// uses up earlier ones.
 const MAX_HELD: u64 = 64 << 20;
+/// Bytes of the chunks used up that are kept for reads of the same pages
+/// again.
+const RECENT: u64 = 8 << 20;
 /// The calls whose chunks are kept: this one and the one before, the
 /// cluster being read and the next.
 const KEEP_CALLS: u64 = 2;
@@ -88,7 +92,32 @@ pub(crate) struct Prefetcher {
 struct Chunks {
     /// In the order they are needed within a call, calls in order.
     list: Vec<Chunk>,
+    /// Chunks used up lately, oldest first, up to [`RECENT`] bytes: a page
+    /// read again (the offsets of a collection, which a reader of part of
+    /// a cluster reads to find the items' pages, and the read reads
+    /// again) is served from here, and a call that asks for it again
+    /// takes it back.
+    recent: VecDeque<Chunk>,
     calls: u64,
+}
+
+impl Chunks {
+    /// Keeps a chunk used up among the recent ones, dropping the oldest
+    /// past [`RECENT`] bytes.
+    fn keep_recent(&mut self, chunk: Chunk) {
+        self.recent.push_back(chunk);
+        let mut held: u64 = self
+            .recent
+            .iter()
+            .map(|c| c.range.end - c.range.start)
+            .sum();
+        while held > RECENT {
+            let Some(old) = self.recent.pop_front() else {
+                break;
+            };
+            held -= old.range.end - old.range.start;
+        }
+    }
 }
 
 struct Chunk {
@@ -171,23 +200,48 @@ impl Prefetcher {
 
     /// Queues `ranges` (those not held or queued already) and starts what
     /// there is room for; drops the chunks of calls before the last
-    /// [`KEEP_CALLS`].
+    /// [`KEEP_CALLS`]. A call that asks again for a range of the last
+    /// call's chunks continues that call (a read that names its pages in
+    /// rounds).
     pub(crate) fn prefetch(self: &Arc<Self>, ranges: &[PrefetchRange]) {
         let mut chunks = self.lock();
-        chunks.calls += 1;
+        let last = chunks.calls;
+        let continues = ranges.iter().any(|r| {
+            let Chunks { list, recent, .. } = &*chunks;
+            list.iter()
+                .chain(recent)
+                .any(|c| c.call == last && contains(&c.range, &r.range))
+        });
+        if !continues {
+            chunks.calls += 1;
+        }
         let call = chunks.calls;
         let mut new = Vec::new();
         for r in ranges
             .iter()
             .filter(|r| r.range.start < r.range.end && r.range.end <= self.len)
         {
-            match chunks
+            if let Some(chunk) = chunks
                 .list
                 .iter_mut()
                 .find(|c| contains(&c.range, &r.range))
             {
                 // Asked for again: kept as long as this call's.
-                Some(chunk) => chunk.call = call,
+                chunk.call = call;
+                continue;
+            }
+            let used = chunks
+                .recent
+                .iter()
+                .position(|c| contains(&c.range, &r.range));
+            match used.and_then(|k| chunks.recent.remove(k)) {
+                // Used up, and asked for again: held for its new reads.
+                Some(mut chunk) => {
+                    chunk.call = call;
+                    chunk.served = 0;
+                    chunk.wanted = r.range.end - r.range.start;
+                    chunks.list.push(chunk);
+                }
                 None => new.push(r.clone()),
             }
         }
@@ -261,22 +315,28 @@ impl Prefetcher {
         let range = offset..offset.checked_add(len as u64)?;
         let (fetch, start) = {
             let mut chunks = self.lock();
-            let k = chunks
-                .list
-                .iter()
-                .position(|c| contains(&c.range, &range))?;
-            let chunk = chunks.list.get_mut(k)?;
-            if !chunk.started {
-                // Needed now: it goes ahead of the queue.
-                self.start(chunk);
+            match chunks.list.iter().position(|c| contains(&c.range, &range)) {
+                Some(k) => {
+                    let chunk = chunks.list.get_mut(k)?;
+                    if !chunk.started {
+                        // Needed now: it goes ahead of the queue.
+                        self.start(chunk);
+                    }
+                    chunk.served += len as u64;
+                    let found = (chunk.fetch.clone(), chunk.range.start);
+                    if chunk.served >= chunk.wanted {
+                        let used = chunks.list.remove(k);
+                        chunks.keep_recent(used);
+                        self.start_queued(&mut chunks);
+                    }
+                    found
+                }
+                None => {
+                    // Read again after its chunk was used up.
+                    let chunk = chunks.recent.iter().find(|c| contains(&c.range, &range))?;
+                    (chunk.fetch.clone(), chunk.range.start)
+                }
             }
-            chunk.served += len as u64;
-            let found = (chunk.fetch.clone(), chunk.range.start);
-            if chunk.served >= chunk.wanted {
-                chunks.list.remove(k);
-                self.start_queued(&mut chunks);
-            }
-            found
         };
         #[cfg(test)]
         self.served.fetch_add(1, Ordering::Relaxed);
@@ -482,7 +542,11 @@ mod tests {
         assert!(p.read(3000, 10).is_none());
         assert!(p.read(999_999, 10).is_none());
         p.prefetch(&at_once([999_000..1_000_001]));
-        assert!(p.held().is_empty(), "a range past the end is not fetched");
+        assert_eq!(
+            p.held(),
+            vec![(500_000..510_000, true)],
+            "a range past the end is not fetched"
+        );
     }
 
     #[test]
@@ -498,6 +562,34 @@ mod tests {
         p.prefetch(&at_once([600_000..600_010]));
         let held: Vec<_> = p.held().into_iter().map(|(r, _)| r).collect();
         assert_eq!(held, vec![200_000..200_010, 600_000..600_010]);
+    }
+
+    /// A page read again after its chunk was used up comes from the recent
+    /// chunks, and a call asking for it again takes its chunk back; a call
+    /// that asks again for a range of the last call continues that call,
+    /// so the call before keeps its chunks.
+    #[test]
+    fn used_chunks_serve_reads_again_and_rounds_continue_a_call() {
+        let (p, bytes, _runtime) = prefetcher(1_000_000);
+        p.prefetch(&at_once([0..1000]));
+        p.prefetch(&at_once([200_000..201_000]));
+        let got = p.read(200_000, 1000).unwrap().unwrap();
+        assert_eq!(&got[..], &bytes[200_000..201_000]);
+        assert_eq!(p.held(), vec![(0..1000, true)], "used up");
+        let again = p.read(200_500, 100).unwrap().unwrap();
+        assert_eq!(&again[..], &bytes[200_500..200_600]);
+        // The second round of the last call: it asks for its pages again,
+        // and the call before keeps its chunk.
+        p.prefetch(&at_once([200_000..201_000, 300_000..300_010]));
+        let held: Vec<_> = p.held().into_iter().map(|(r, _)| r).collect();
+        assert_eq!(held, vec![0..1000, 200_000..201_000, 300_000..300_010]);
+        // A new call drops the first call's chunk.
+        p.prefetch(&at_once([400_000..400_010]));
+        let held: Vec<_> = p.held().into_iter().map(|(r, _)| r).collect();
+        assert_eq!(
+            held,
+            vec![200_000..201_000, 300_000..300_010, 400_000..400_010]
+        );
     }
 
     /// With a runtime that runs its tasks only when driven, requests stay

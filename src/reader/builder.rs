@@ -552,18 +552,31 @@ fn prefetch(
             reader.all_pages(&mut ranges);
         }
     } else {
-        let all = |_: &Range<u64>| true;
-        let found = nodes_part_pages(
-            descriptor,
-            &pages,
-            nodes,
-            cluster,
-            entries.clone(),
-            &all,
-            &mut ranges,
-        );
-        if found.is_err() {
-            return;
+        // First the pages known without reading anything, the offsets of
+        // collections among them, all at once; then the items that the
+        // offsets place, read here from the chunks on their way (the
+        // second call continues the first: it asks for its pages again).
+        let part = |held: &dyn Fn(&Range<u64>) -> bool, out: &mut Vec<Range<u64>>| {
+            nodes_part_pages(
+                descriptor,
+                &pages,
+                nodes,
+                cluster,
+                entries.clone(),
+                held,
+                out,
+            )
+        };
+        match part(&|_| false, &mut ranges) {
+            Ok(true) => {}
+            Ok(false) => {
+                pages.source.prefetch(&when_needed(cluster, ranges.clone()));
+                ranges.clear();
+                if part(&|_| true, &mut ranges).is_err() {
+                    return;
+                }
+            }
+            Err(_) => return,
         }
     }
     pages.source.prefetch(&when_needed(cluster, ranges));
