@@ -8,7 +8,8 @@
 //!  queued ─> started while fewer than 8 requests are out and the chunks
 //!            started hold less than 64 MiB ─> one GET each ─> done
 //!  read(range) inside a chunk ─> still queued? started at once ─> wait ─> slice
-//!               └─ once a chunk's wanted bytes have all been read, it is dropped
+//!               └─ once a chunk's wanted bytes have all been read, it is used up:
+//!                  kept among the recent chunks (8 MiB), for pages read again
 //! ```
 //!
 //! A reader of a cluster asks for the pages of its projected columns, and
