@@ -69,7 +69,10 @@ pub trait ReadAt: Send + Sync + std::fmt::Debug {
     /// A hint that `ranges` will be read soon, each at about its
     /// [`at`](PrefetchRange::at): a source that
     /// [prefetches](ReadAt::prefetches) starts fetching them, those needed
-    /// first first, so the reads find them held or on their way.
+    /// first first, so the reads find them held or on their way. A read may
+    /// name its pages in rounds (those known at once, then those that the
+    /// bytes of the first place): a call that repeats a range of the call
+    /// before belongs to the same read.
     fn prefetch(&self, ranges: &[PrefetchRange]) {
         let _ = ranges;
     }
