@@ -269,6 +269,21 @@ fn a_file_of_several_rntuples_lists_them_when_none_is_named() {
         other => panic!("expected AmbiguousNTuple, got {other:?}"),
     }
     assert_eq!(file.ntuple(Some("sub/C")).unwrap().n_entries(), 4);
+    // `find` names the RNTuple `ntuple` would open, by path first.
+    let found = file.find(Some("A")).unwrap();
+    assert_eq!((found.path.as_str(), found.name.as_str()), ("A", "A"));
+    let found = file.find(Some("sub/deeper/A")).unwrap();
+    assert_eq!(
+        (found.path.as_str(), found.name.as_str()),
+        ("sub/deeper/A", "A")
+    );
+    assert_eq!(file.find(Some("C")).unwrap().path, "sub/C");
+    assert!(matches!(
+        file.find(None),
+        Err(rntuple::Error::AmbiguousNTuple { .. })
+    ));
+    let single = rntuple::RNTupleFile::open(data_dir().join("adl/nanoaod_events.root")).unwrap();
+    assert_eq!(single.find(None).unwrap(), single.ntuples()[0]);
 }
 
 /// RNTuples opened through one schema cache share the descriptor fields and

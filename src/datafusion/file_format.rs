@@ -31,6 +31,7 @@ use super::source::RNTupleSource;
 use super::store::{MetadataCache, NTupleMeta};
 use super::RNTupleReadOptions;
 use crate::arrow::SkippedField;
+use crate::NTupleInfo;
 
 /// Files whose metadata is read at the same time.
 pub(super) const CONCURRENT_OPENS: usize = 16;
@@ -157,6 +158,14 @@ impl RNTupleFormat {
     /// table): (the file's object store location, the field), by location.
     pub fn skipped_fields(&self) -> Vec<(String, SkippedField)> {
         self.cache.skipped_fields()
+    }
+
+    /// The RNTuple read from each file whose metadata this format has read
+    /// so far: (the file's object store location, which RNTuple), by
+    /// location. With no RNTuple named in the options, it tells which one a
+    /// file held (its only one).
+    pub fn ntuples_read(&self) -> Vec<(String, NTupleInfo)> {
+        self.cache.ntuples()
     }
 
     pub(super) async fn meta(

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::{Bytes, BytesMut};
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use tokio::runtime::Runtime;
 
 use super::prefetch::Prefetcher;
@@ -71,25 +71,30 @@ impl fmt::Debug for ObjectStoreReader {
 }
 
 impl ObjectStoreReader {
-    /// Opens `location` in `store`, asking the store for its size. The
-    /// requests run on a runtime of the reader's own, so reads may come from
-    /// any thread, inside an async runtime or not.
+    /// Opens `location` in `store`. Its first block is fetched at once,
+    /// which also tells the object's size (a store that does not answer a
+    /// ranged request is asked for the size alone). The requests run on a
+    /// runtime of the reader's own, so reads may come from any thread,
+    /// inside an async runtime or not.
     pub fn open(store: Arc<dyn ObjectStore>, location: Path) -> Result<Self> {
         Self::with_block(store, location, BLOCK)
     }
 
     fn with_block(store: Arc<dyn ObjectStore>, location: Path, block: u64) -> Result<Self> {
+        let block = block.max(1);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("rntuple-fetch")
             .enable_all()
             .build()?;
-        let head = {
+        let opened = {
             let (store, location) = (store.clone(), location.clone());
-            wait(&runtime, async move { store.head(&location).await })
+            wait(&runtime, async move {
+                first_block(&store, &location, block).await
+            })
         };
-        let head = match head {
-            Ok(head) => head,
+        let (len, first) = match opened {
+            Ok(opened) => opened,
             Err(e) => {
                 // As in `drop`: this may run inside async code.
                 runtime.shutdown_background();
@@ -99,16 +104,16 @@ impl ObjectStoreReader {
         let prefetcher = Prefetcher::new(
             store.clone(),
             location.clone(),
-            head.size,
+            len,
             runtime.handle().clone(),
         );
         Ok(Self {
             store,
             location,
-            len: head.size,
+            len,
             runtime: Some(runtime),
-            block: block.max(1),
-            blocks: Mutex::new(VecDeque::new()),
+            block,
+            blocks: Mutex::new(first.map(|bytes| (0, bytes)).into_iter().collect()),
             prefetcher: Arc::new(prefetcher),
         })
     }
@@ -262,6 +267,38 @@ impl ReadAt for ObjectStoreReader {
             .cloned()
             .collect();
         self.prefetcher.prefetch(&missing);
+    }
+}
+
+/// The size of the object and its first block, from one ranged GET: every
+/// read of a ROOT file starts there. A store that refuses the range (an
+/// empty object, a server without ranges) is asked for the size alone, and
+/// the block is left to the first read; a missing object is an error at
+/// once.
+async fn first_block(
+    store: &Arc<dyn ObjectStore>,
+    location: &Path,
+    block: u64,
+) -> object_store::Result<(u64, Option<Bytes>)> {
+    let options = GetOptions {
+        range: Some(GetRange::Bounded(0..block)),
+        ..GetOptions::default()
+    };
+    let fetched = match store.get_opts(location, options).await {
+        Ok(result) => {
+            let (len, range) = (result.meta.size, result.range.clone());
+            result.bytes().await.map(|bytes| (len, range, bytes))
+        }
+        Err(e) => Err(e),
+    };
+    match fetched {
+        Ok((len, range, bytes))
+            if range == (0..block.min(len)) && bytes.len() as u64 == range.end =>
+        {
+            Ok((len, Some(bytes)))
+        }
+        Err(e @ object_store::Error::NotFound { .. }) => Err(e),
+        _ => Ok((store.head(location).await?.size, None)),
     }
 }
 

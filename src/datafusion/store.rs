@@ -38,7 +38,7 @@ use crate::arrow::SkippedField;
 use crate::descriptor::ClusterDescriptor;
 use crate::error::{Error, Result};
 use crate::io::{FileReader, ReadAt};
-use crate::reader::{RNTuple, RNTupleFile, SchemaCache};
+use crate::reader::{NTupleInfo, RNTuple, RNTupleFile, SchemaCache};
 
 /// Bytes fetched from the start and from the end of a larger file.
 const HEAD: u64 = 256 << 10;
@@ -195,6 +195,8 @@ pub(crate) fn coalesce(mut ranges: Vec<Range<u64>>, gap: u64) -> Vec<Range<u64>>
 pub(crate) struct NTupleMeta {
     pub location: Path,
     pub size: u64,
+    /// Which RNTuple of the file this is.
+    pub info: NTupleInfo,
     pub ntuple: RNTuple,
     pub schema: SchemaRef,
     /// All clusters in entry order.
@@ -267,6 +269,7 @@ impl NTupleMeta {
         fetch_pages: bool,
     ) -> Self {
         let Opened {
+            info,
             ntuple,
             clusters: opened_clusters,
             ..
@@ -279,6 +282,7 @@ impl NTupleMeta {
             size: object.size,
             schema: ntuple.mapping().schema.clone(),
             quantized: super::index::quantized_fields(&ntuple, &opened_clusters),
+            info,
             ntuple,
             clusters,
             index: None,
@@ -456,6 +460,7 @@ pub(crate) async fn load_ntuple(
 
 /// An RNTuple just opened, its page lists released.
 struct Opened {
+    info: NTupleInfo,
     ntuple: RNTuple,
     /// The clusters read at open: the page lists live as long as these.
     clusters: Arc<Vec<ClusterDescriptor>>,
@@ -472,7 +477,8 @@ fn open_ntuple(
     if let Some(schemas) = schemas {
         file = file.with_schema_cache(schemas.clone());
     }
-    let ntuple = file.ntuple(name)?;
+    let info = file.find(name)?;
+    let ntuple = file.ntuple(Some(&info.path))?;
     let clusters = ntuple.all_clusters()?;
     ntuple.release_page_lists();
     let page_lists = ntuple
@@ -483,6 +489,7 @@ fn open_ntuple(
         .map(|l| l.offset..l.offset.saturating_add(l.size))
         .collect();
     Ok(Opened {
+        info,
         ntuple,
         clusters,
         page_lists,
@@ -525,17 +532,21 @@ impl MetadataCache {
                 }
             }
         }
-        let mut meta = load_ntuple(
+        let opening = load_ntuple(
             store,
             object,
             options.ntuple.as_deref(),
             options.whole_file_limit,
             Some(self.schemas.clone()),
-        )
-        .await?;
-        if options.use_index {
-            meta.index = super::index::load(store, object, &meta).await;
-        }
+        );
+        let meta = if options.use_index {
+            let (meta, sidecar) = tokio::join!(opening, super::index::fetch(store, object));
+            let mut meta = meta?;
+            meta.index = sidecar.and_then(|bytes| super::index::load(bytes, &meta));
+            meta
+        } else {
+            opening.await?
+        };
         let meta = Arc::new(meta);
         if let Ok(mut entries) = self.entries.lock() {
             entries.insert(object.location.clone(), (key, meta.clone()));
@@ -558,6 +569,19 @@ impl MetadataCache {
                     .iter()
                     .map(|s| (location.to_string(), s.clone()))
             })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// The RNTuple read from each file so far, by location.
+    pub(crate) fn ntuples(&self) -> Vec<(String, NTupleInfo)> {
+        let Ok(entries) = self.entries.lock() else {
+            return Vec::new();
+        };
+        let mut out: Vec<(String, NTupleInfo)> = entries
+            .iter()
+            .map(|(location, (_, meta))| (location.to_string(), meta.info.clone()))
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out

@@ -10,7 +10,7 @@ use super::builder::RNTupleReaderBuilder;
 use super::schema_cache::SchemaCache;
 use crate::arrow::{map_descriptor, ArrowMapping};
 use crate::compression::decompress_to_vec;
-use crate::container::{read_blob, Anchor, RootFile};
+use crate::container::{read_blob, Anchor, AnchorEntry, RootFile};
 use crate::descriptor::{ClusterDescriptor, ClusterGroup, Descriptor};
 use crate::envelope::{parse_footer, parse_header, parse_page_list};
 use crate::error::{Error, Result, ResultExt};
@@ -123,20 +123,30 @@ impl RNTupleFile {
 
     /// Every RNTuple in the file, in the top directory and below.
     pub fn ntuples(&self) -> Vec<NTupleInfo> {
-        self.root
-            .anchors()
-            .iter()
-            .map(|a| NTupleInfo {
-                path: a.path.clone(),
-                name: a.name.clone(),
-                version: version_of(&a.anchor),
-            })
-            .collect()
+        self.root.anchors().iter().map(info_of).collect()
+    }
+
+    /// The RNTuple [`ntuple`](Self::ntuple) opens for `name`, without
+    /// opening it.
+    pub fn find(&self, name: Option<&str>) -> Result<NTupleInfo> {
+        self.entry(name).map(info_of)
     }
 
     /// Opens the RNTuple with this path or name (`"Events"`, `"dir/Events"`);
     /// `None` takes the only RNTuple of the file.
     pub fn ntuple(&self, name: Option<&str>) -> Result<RNTuple> {
+        let entry = self.entry(name)?;
+        RNTuple::open_inner(
+            self.source.clone(),
+            &entry.anchor,
+            self.limits,
+            self.schemas.as_deref(),
+        )
+        .with_context(|| format!("RNTuple {}", entry.path))
+    }
+
+    /// The anchor of the RNTuple with this path or name, or of the only one.
+    fn entry(&self, name: Option<&str>) -> Result<&AnchorEntry> {
         let anchors = self.root.anchors();
         let entry = match name {
             Some(name) => anchors
@@ -155,7 +165,7 @@ impl RNTupleFile {
                 });
             }
         };
-        let entry = entry.ok_or_else(|| {
+        entry.ok_or_else(|| {
             let names: Vec<&str> = anchors.iter().map(|a| a.path.as_str()).collect();
             Error::InvalidArgument(format!(
                 "no RNTuple named {:?} in the file (it has: {})",
@@ -166,14 +176,7 @@ impl RNTupleFile {
                     names.join(", ")
                 }
             ))
-        })?;
-        RNTuple::open_inner(
-            self.source.clone(),
-            &entry.anchor,
-            self.limits,
-            self.schemas.as_deref(),
-        )
-        .with_context(|| format!("RNTuple {}", entry.path))
+        })
     }
 
     /// A reader builder for the RNTuple with this path or name.
@@ -184,6 +187,14 @@ impl RNTupleFile {
     /// The underlying byte source.
     pub fn source(&self) -> &Arc<dyn ReadAt> {
         &self.source
+    }
+}
+
+fn info_of(a: &AnchorEntry) -> NTupleInfo {
+    NTupleInfo {
+        path: a.path.clone(),
+        name: a.name.clone(),
+        version: version_of(&a.anchor),
     }
 }
 

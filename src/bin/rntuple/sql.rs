@@ -10,10 +10,12 @@
 use std::collections::HashMap;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
+use datafusion::catalog::TableProvider;
 use datafusion::common::TableReference;
-use datafusion::datasource::source_as_provider;
+use datafusion::error::DataFusionError;
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::physical_plan::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
@@ -21,16 +23,13 @@ use datafusion::sql::parser::DFParser;
 use datafusion::sql::sqlparser::dialect::dialect_from_str;
 use futures::StreamExt;
 use rntuple::arrow::SkippedField;
-use rntuple::datafusion::{
-    session_context, RNTupleFormat, RNTupleReadOptions, RNTupleTable, SessionContextExt,
-};
+use rntuple::datafusion::{session_context, RNTupleFormat, RNTupleReadOptions, RNTupleTable};
 use rntuple::export::{unwritable_columns, BatchWriter, ExportFormat, ExportOptions};
 use rustyline::error::ReadlineError;
 
 use crate::inspect::{open, remote_url};
 use crate::util::{
-    bulk_stdout, format_rows, name_columns, spinner, warn_left_out, warn_skipped, CliError,
-    CliResult, Context,
+    bulk_stdout, format_rows, name_columns, spinner, warn_left_out, CliError, CliResult, Context,
 };
 use crate::{SqlArgs, SqlFormat};
 
@@ -123,33 +122,74 @@ async fn register_tables(
         warn_skipped_fields(quiet, path, &format.skipped_fields());
     }
     for path in &args.files {
-        let file = open(path)?;
-        let infos = file.ntuples();
-        if infos.is_empty() {
-            return Err(CliError::new(format!(
-                "{}: no RNTuple in the file",
-                path.display()
-            )));
-        }
+        let shown = path.display().to_string();
         let location = match remote_url(path) {
             Some(url) => url.to_string(),
             None => location(path)?,
         };
-        for info in &infos {
-            // A name used twice in the file (A and sub/A) takes its path.
-            let twice = infos.iter().filter(|i| i.name == info.name).count() > 1;
-            let name = if twice { &info.path } else { &info.name };
-            claim(name, &path.display().to_string())?;
-            if let Ok(ntuple) = file.ntuple(Some(&info.path)) {
-                warn_skipped(quiet, &path.display().to_string(), ntuple.mapping());
+        // The file's only RNTuple, under its name: the metadata is read once
+        // (a file at a URL waits for its requests once).
+        let (provider, format) = match table(ctx, &location, RNTupleReadOptions::default()).await {
+            Ok(table) => table,
+            Err(e) if several_ntuples(&e) => {
+                register_each(ctx, path, &location, quiet, &mut claim).await?;
+                continue;
             }
-            let options = RNTupleReadOptions::default().with_ntuple(info.path.clone());
-            register(ctx, name, &location, options)
-                .await
-                .context(format_args!("table {name} ({})", path.display()))?;
+            Err(e) => {
+                let e = CliError::from(e);
+                // Named once: some errors name the file already.
+                let named = e.to_string().contains(&location) || e.to_string().contains(&shown);
+                return Err(if named { e } else { e.context(&shown) });
+            }
+        };
+        let Some((_, info)) = format.ntuples_read().into_iter().next() else {
+            return Err(CliError::new(format!("{shown}: no RNTuple was read")));
+        };
+        claim(&info.name, &shown)?;
+        for (_, field) in format.skipped_fields() {
+            warn_left_out(quiet, &shown, &field, "");
         }
+        ctx.register_table(TableReference::bare(info.name.as_str()), provider)?;
     }
     Ok(tables)
+}
+
+/// Registers every RNTuple of a file that holds several, each under its
+/// name, or its path where two share a name (A and sub/A).
+async fn register_each(
+    ctx: &SessionContext,
+    path: &Path,
+    location: &str,
+    quiet: bool,
+    claim: &mut impl FnMut(&str, &str) -> CliResult,
+) -> CliResult {
+    let shown = path.display().to_string();
+    let file = open(path)?;
+    let infos = file.ntuples();
+    for info in &infos {
+        let twice = infos.iter().filter(|i| i.name == info.name).count() > 1;
+        let name = if twice { &info.path } else { &info.name };
+        claim(name, &shown)?;
+        let options = RNTupleReadOptions::default().with_ntuple(info.path.clone());
+        let format = register(ctx, name, location, options)
+            .await
+            .context(format_args!("table {name} ({shown})"))?;
+        for (_, field) in format.skipped_fields() {
+            warn_left_out(quiet, &shown, &field, "");
+        }
+    }
+    Ok(())
+}
+
+/// Whether reading a file failed because it holds several RNTuples and
+/// none was named.
+fn several_ntuples(e: &DataFusionError) -> bool {
+    match e.find_root() {
+        DataFusionError::External(inner) => inner
+            .downcast_ref::<rntuple::Error>()
+            .is_some_and(|e| matches!(e.root_cause(), rntuple::Error::AmbiguousNTuple { .. })),
+        _ => false,
+    }
 }
 
 /// Registers the files at `path` as table `name`, spelt exactly so (the
@@ -161,19 +201,20 @@ async fn register(
     path: &str,
     options: RNTupleReadOptions,
 ) -> CliResult<RNTupleFormat> {
-    let frame = ctx.read_rntuple(path, options).await?;
-    let LogicalPlan::TableScan(scan) = frame.logical_plan() else {
-        return Err(CliError::new(
-            "the RNTuple files did not become a table scan",
-        ));
-    };
-    let provider = source_as_provider(&scan.source)?;
-    let format = provider
-        .downcast_ref::<RNTupleTable>()
-        .map(|table| table.format().clone())
-        .ok_or_else(|| CliError::new("the RNTuple files did not become an RNTuple table"))?;
+    let (provider, format) = table(ctx, path, options).await?;
     ctx.register_table(TableReference::bare(name), provider)?;
     Ok(format)
+}
+
+/// The table of the files at `path`, not yet registered, and its format.
+async fn table(
+    ctx: &SessionContext,
+    path: &str,
+    options: RNTupleReadOptions,
+) -> datafusion::error::Result<(Arc<dyn TableProvider>, RNTupleFormat)> {
+    let table = RNTupleTable::try_new(&ctx.state(), path, options).await?;
+    let format = table.format().clone();
+    Ok((Arc::new(table), format))
 }
 
 /// Warns once per field left out of a table, naming the first file that

@@ -140,6 +140,8 @@ impl From<datafusion::error::DataFusionError> for CliError {
                     Ok(r) => return CliError::from(*r),
                     Err(other) => return CliError::new(other),
                 },
+                // Errors of this crate's tables say what failed themselves.
+                DataFusionError::Execution(message) => return CliError::new(message),
                 DataFusionError::SchemaError(schema_error, _) => {
                     return CliError::new(short_schema_error(&schema_error));
                 }
