@@ -24,17 +24,29 @@ use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_plan::ExecutionPlan;
+use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectMeta, ObjectStore};
 
 use super::index;
 use super::source::RNTupleSource;
-use super::store::{MetadataCache, NTupleMeta};
+use super::store::{is_local, MetadataCache, NTupleMeta};
 use super::RNTupleReadOptions;
 use crate::arrow::SkippedField;
 use crate::NTupleInfo;
 
-/// Files whose metadata is read at the same time.
-pub(super) const CONCURRENT_OPENS: usize = 16;
+/// How many files' metadata is read at the same time. From an object
+/// store, DataFusion's `datafusion.execution.meta_fetch_concurrency` (32 by
+/// default), as its own listing tables read Parquet footers: each read
+/// waits about one round trip. Local files, read in place, keep the cores
+/// busy with two each.
+pub(super) fn concurrent_opens(state: &dyn Session, store: &dyn ObjectStore) -> usize {
+    let configured = usize::from(state.config_options().execution.meta_fetch_concurrency);
+    let local =
+        is_local(store).then(|| std::thread::available_parallelism().map_or(2, |n| n.get()) * 2);
+    local
+        .map_or(configured, |local| local.min(configured))
+        .max(1)
+}
 
 /// Creates [`RNTupleFormat`]s for `CREATE EXTERNAL TABLE ... STORED AS RNTUPLE`.
 ///
@@ -257,7 +269,7 @@ impl FileFormat for RNTupleFormat {
 
     async fn infer_schema(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
     ) -> Result<SchemaRef> {
@@ -266,13 +278,12 @@ impl FileFormat for RNTupleFormat {
             .filter(|o| !index::is_sidecar(&o.location))
             .cloned()
             .collect();
-        let mut metas: Vec<Arc<NTupleMeta>> = Vec::with_capacity(data.len());
-        for chunk in data.chunks(CONCURRENT_OPENS) {
-            let opened =
-                futures::future::try_join_all(chunk.iter().map(|object| self.meta(store, object)))
-                    .await?;
-            metas.extend(opened);
-        }
+        // In order, the next file started as soon as one is read.
+        let metas: Vec<Arc<NTupleMeta>> = futures::stream::iter(data)
+            .map(|object| async move { self.meta(store, &object).await })
+            .buffered(concurrent_opens(state, store.as_ref()))
+            .try_collect()
+            .await?;
         let Some(first) = metas.first() else {
             return Err(DataFusionError::Plan("no RNTuple files to read".into()));
         };
@@ -350,6 +361,26 @@ impl FileFormat for RNTupleFormat {
 mod tests {
     use super::*;
     use arrow_schema::{DataType, Field};
+
+    /// Object stores take DataFusion's setting; local files at most two a
+    /// core, and never more than the setting.
+    #[test]
+    fn files_are_opened_as_many_at_once_as_the_session_says() {
+        use datafusion::prelude::{SessionConfig, SessionContext};
+        use object_store::local::LocalFileSystem;
+        use object_store::memory::InMemory;
+        let state = |n: usize| {
+            let config =
+                SessionConfig::new().set_usize("datafusion.execution.meta_fetch_concurrency", n);
+            SessionContext::new_with_config(config).state()
+        };
+        let (remote, local) = (InMemory::new(), LocalFileSystem::new());
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        assert_eq!(concurrent_opens(&state(32), &remote), 32);
+        assert_eq!(concurrent_opens(&state(100), &remote), 100);
+        assert_eq!(concurrent_opens(&state(100), &local), 2 * cores);
+        assert_eq!(concurrent_opens(&state(1), &local), 1);
+    }
 
     #[test]
     fn schema_difference_names_fields() {

@@ -380,6 +380,11 @@ async fn fetch_into(
     Ok(source.insert(&ranges, data))
 }
 
+/// Whether `store` is the local file system, whose files are read in place.
+pub(crate) fn is_local(store: &dyn ObjectStore) -> bool {
+    store.to_string().starts_with("LocalFileSystem(")
+}
+
 /// The file behind `object` when `store` is the local file system (as
 /// registered for `file://` URLs), opened for positioned reads; `None` for
 /// any other store, or when the file found is not the object listed (its

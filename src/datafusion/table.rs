@@ -35,7 +35,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectMeta, ObjectStoreExt};
 
-use super::file_format::{RNTupleFormat, RNTupleFormatFactory, CONCURRENT_OPENS};
+use super::file_format::{concurrent_opens, RNTupleFormat, RNTupleFormatFactory};
 use super::index::{self, TableStatistics};
 use super::stores::table_location;
 use super::RNTupleReadOptions;
@@ -176,7 +176,7 @@ impl TableProvider for RNTupleTable {
                     Ok::<_, DataFusionError>((object, meta))
                 }
             })
-            .buffered(CONCURRENT_OPENS);
+            .buffered(concurrent_opens(state, store.as_ref()));
         while let Some((object, meta)) = metas.try_next().await? {
             if enough.is_some_and(|n| statistics.rows() >= n as u64) {
                 statistics.leave_out_the_rest();
