@@ -903,6 +903,37 @@ fn sql_script_with_several_statements() {
     assert_eq!(out, "a\n5\ny\n2\n");
 }
 
+/// DataFusion's options come from the environment, named as DataFusion's
+/// own command names them; a value it refuses is a one-line error naming
+/// the variable.
+#[test]
+fn sql_takes_datafusion_options_from_the_environment() {
+    let file = fixture("adl/nanoaod_events.root");
+    let query = "SELECT value FROM information_schema.df_settings \
+                 WHERE name = 'datafusion.execution.meta_fetch_concurrency'";
+    let args = ["sql", path_str(&file), "-c", query, "--format", "csv"];
+    let run = |value: &str| {
+        rntuple()
+            .env("DATAFUSION_EXECUTION_META_FETCH_CONCURRENCY", value)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run("7");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "value\n7\n");
+    assert_eq!(run_ok(&args), "value\n32\n", "DataFusion's default");
+    let line = assert_one_line_error(&run("many"), &args);
+    assert!(
+        line.contains("DATAFUSION_EXECUTION_META_FETCH_CONCURRENCY=many"),
+        "{line}"
+    );
+}
+
 // ---- errors: one line, non-zero exit, never a panic ----
 
 #[test]

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //!  --table NAME=PATH_OR_GLOB ─┐
-//!  FILE (under its ntuple's   ├─ register_rntuple ─> session_context()
+//!  FILE (under its ntuple's   ├─ RNTupleTable ───────> session (options from DATAFUSION_*)
 //!        name)               ─┘                        │
 //!  -c QUERY | -f FILE.sql | stdin | prompt ─ statements ┴─> results: table, csv, jsonl, arrow
 //! ```
@@ -18,12 +18,14 @@ use datafusion::common::TableReference;
 use datafusion::error::DataFusionError;
 use datafusion::logical_expr::{DdlStatement, LogicalPlan};
 use datafusion::physical_plan::SendableRecordBatchStream;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::DFParser;
 use datafusion::sql::sqlparser::dialect::dialect_from_str;
 use futures::StreamExt;
 use rntuple::arrow::SkippedField;
-use rntuple::datafusion::{session_context, RNTupleFormat, RNTupleReadOptions, RNTupleTable};
+use rntuple::datafusion::{
+    session_config, session_context_with_config, RNTupleFormat, RNTupleReadOptions, RNTupleTable,
+};
 use rntuple::export::{unwritable_columns, BatchWriter, ExportFormat, ExportOptions};
 use rustyline::error::ReadlineError;
 
@@ -52,7 +54,7 @@ pub fn sql(args: &SqlArgs, quiet: bool) -> CliResult {
         .enable_all()
         .build()
         .map_err(|e| CliError::new(format_args!("cannot start the query runtime: {e}")))?;
-    let ctx = session_context();
+    let ctx = session_context_with_config(config_from_env()?);
     let tables = runtime.block_on(register_tables(&ctx, args, quiet))?;
 
     let script = match (&args.command, &args.script) {
@@ -81,6 +83,28 @@ pub fn sql(args: &SqlArgs, quiet: bool) -> CliResult {
         }
         None => repl(&runtime, &ctx, &tables, args.format, quiet),
     }
+}
+
+/// The session's settings, and any DataFusion option set in the
+/// environment, named as DataFusion's own command names them:
+/// `datafusion.execution.target_partitions` is
+/// `DATAFUSION_EXECUTION_TARGET_PARTITIONS`. Tables are registered before
+/// the first statement, so options that act on registering (such as
+/// `datafusion.execution.meta_fetch_concurrency`) are set here, not by `SET`.
+fn config_from_env() -> CliResult<SessionConfig> {
+    let mut config = session_config();
+    let options = config.options_mut();
+    let keys: Vec<String> = options.entries().into_iter().map(|e| e.key).collect();
+    for key in keys {
+        let name = key.to_uppercase().replace('.', "_");
+        if let Some(value) = std::env::var_os(&name) {
+            let value = value.to_string_lossy();
+            options
+                .set(&key, &value)
+                .map_err(|e| CliError::new(format_args!("{name}={value}: {e}")))?;
+        }
+    }
+    Ok(config)
 }
 
 /// Registers `--table` and bare files; returns table name -> what it reads.
