@@ -600,6 +600,8 @@ pub(crate) struct ClusterLease {
     keys: Vec<(u64, u64)>,
     /// Bytes fetched for the cluster.
     pub fetched: u64,
+    /// Calls to the store that fetched them, each waiting for the one before.
+    pub rounds: usize,
 }
 
 impl Drop for ClusterLease {
@@ -615,6 +617,7 @@ impl ClusterLease {
             source: meta.source.clone(),
             keys: Vec::new(),
             fetched: 0,
+            rounds: 0,
         }
     }
 }
@@ -625,6 +628,43 @@ pub(crate) fn page_ranges(cluster: &ClusterDescriptor, columns: &[u32]) -> Vec<R
     for &id in columns {
         if let Some(col) = cluster.column(id) {
             ranges.extend(col.pages.iter().map(|p| p.stored_range()));
+        }
+    }
+    ranges
+}
+
+/// The pages of `columns` that the entries `part` of `cluster` (counted
+/// from its first entry) reach if each column's elements are spread evenly
+/// over the cluster's entries: exact for columns of one element an entry
+/// (and the element before the part, where offsets start), a guess for
+/// collections' items, which their offsets then confirm or correct.
+pub(crate) fn even_share_pages(
+    cluster: &ClusterDescriptor,
+    columns: &[u32],
+    part: &Range<u64>,
+) -> Vec<Range<u64>> {
+    let entries = u128::from(cluster.n_entries.max(1));
+    let mut ranges = Vec::new();
+    for &id in columns {
+        let Some(col) = cluster.column(id) else {
+            continue;
+        };
+        let total: u128 = col.pages.iter().map(|p| u128::from(p.n_elements)).sum();
+        let share = |entry: u64, up: bool| -> u128 {
+            let scaled = total * u128::from(entry);
+            scaled / entries + u128::from(up && scaled % entries != 0)
+        };
+        let (from, to) = (
+            share(part.start, false).saturating_sub(1),
+            share(part.end, true),
+        );
+        let mut at = 0u128;
+        for page in &col.pages {
+            let next = at + u128::from(page.n_elements);
+            if next > from && at < to {
+                ranges.push(page.stored_range());
+            }
+            at = next;
         }
     }
     ranges
@@ -666,6 +706,7 @@ pub(crate) async fn fetch_ranges(
         .map(|r| r.start.min(meta.size)..r.end.min(meta.size))
         .collect();
     lease.fetched += ranges.iter().map(|r| r.end - r.start).sum::<u64>();
+    lease.rounds += usize::from(!ranges.is_empty());
     let keys = fetch_into(store, &meta.location, &meta.source, ranges).await?;
     lease.keys.extend(keys);
     Ok(())
