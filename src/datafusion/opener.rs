@@ -546,6 +546,70 @@ mod tests {
         parts
     }
 
+    /// An RNTuple of a fixture held in an in-memory object store, and the
+    /// same RNTuple of the local file.
+    struct Remote {
+        store: Arc<dyn ObjectStore>,
+        meta: Arc<NTupleMeta>,
+        /// A builder of the store's metadata.
+        builder: RNTupleReaderBuilder,
+        local: RNTupleReaderBuilder,
+        /// Every column of the RNTuple.
+        columns: Vec<u32>,
+        clusters: Arc<Vec<ClusterDescriptor>>,
+    }
+
+    impl Remote {
+        async fn load(path: &std::path::Path, name: Option<&str>) -> Result<Self> {
+            let (store, meta) = store::held_in_memory(path, name).await?;
+            let meta = Arc::new(meta);
+            assert!(meta.fetches_pages());
+            let clusters = store::page_lists(&store, &meta).await?;
+            Ok(Self {
+                local: RNTupleFile::open(path)?.reader_builder(name)?,
+                builder: RNTupleReaderBuilder::new(meta.ntuple.clone()),
+                columns: (0..meta.ntuple.descriptor().columns.len() as u32).collect(),
+                clusters,
+                store,
+                meta,
+            })
+        }
+
+        /// Fetches the pages of `entries` of `cluster` as a scan does and
+        /// asserts that they decode, with no page missed, to what the local
+        /// file reads; returns the lease of the fetched bytes.
+        async fn fetch_and_read(
+            &self,
+            cluster: &ClusterDescriptor,
+            columns: &[u32],
+            entries: &Range<u64>,
+            context: &str,
+        ) -> Result<ClusterLease> {
+            let (store, meta) = (&self.store, &self.meta);
+            let mut lease =
+                fetch_pages(store, meta, &self.builder, cluster, columns, entries).await?;
+            let read = |b: &RNTupleReaderBuilder| -> crate::Result<Vec<RecordBatch>> {
+                b.clone()
+                    .with_clusters([cluster.id])
+                    .with_entry_range(entries.clone())
+                    .build()?
+                    .map(|b| b.map_err(Error::from))
+                    .collect()
+            };
+            let remote = read(&self.builder);
+            assert!(
+                !fetch_misses(store, meta, &mut lease).await?,
+                "{context}: a page was missed"
+            );
+            assert_eq!(
+                remote.map_err(|e| format!("{context}: {e}")).unwrap(),
+                read(&self.local)?,
+                "{context}"
+            );
+            Ok(lease)
+        }
+    }
+
     /// A part of a cluster of an object store's file fetches the pages its
     /// entries reach, found from its offsets, and decodes from them alone
     /// (no page is missed) the same batches as the local file; it leaves
@@ -558,45 +622,24 @@ mod tests {
             let Some(path) = crate::test_util::fixture(file) else {
                 continue;
             };
-            let (store, meta) = store::held_in_memory(&path, Some(name)).await?;
-            let meta = Arc::new(meta);
-            assert!(meta.fetches_pages());
-            let local = RNTupleFile::open(&path)?.reader_builder(Some(name))?;
-            let builder = RNTupleReaderBuilder::new(meta.ntuple.clone());
-            let columns: Vec<u32> = (0..meta.ntuple.descriptor().columns.len() as u32).collect();
-            let clusters = store::page_lists(&store, &meta).await?;
-            for (k, cluster) in clusters.iter().enumerate() {
-                let all = store::page_ranges(cluster, &columns);
+            let remote = Remote::load(&path, Some(name)).await?;
+            for (k, cluster) in remote.clusters.iter().enumerate() {
+                let all = store::page_ranges(cluster, &remote.columns);
                 for part in parts(cluster.n_entries, k as u64) {
                     let entries = cluster.first_entry + part.start..cluster.first_entry + part.end;
                     let context =
                         format!("{file} {name} cluster {} entries {entries:?}", cluster.id);
                     // No columns to fall back to: what is fetched is what
                     // the rounds of `part_pages` found.
-                    let mut lease =
-                        fetch_pages(&store, &meta, &builder, cluster, &[], &entries).await?;
-                    let read = |b: &RNTupleReaderBuilder| -> crate::Result<Vec<RecordBatch>> {
-                        b.clone()
-                            .with_clusters([cluster.id])
-                            .with_entry_range(entries.clone())
-                            .build()?
-                            .map(|b| b.map_err(Error::from))
-                            .collect()
-                    };
-                    let remote = read(&builder);
-                    assert!(
-                        !fetch_misses(&store, &meta, &mut lease).await?,
-                        "{context}: a page was missed"
-                    );
-                    assert_eq!(
-                        remote.map_err(|e| format!("{context}: {e}")).unwrap(),
-                        read(&local)?,
-                        "{context}"
-                    );
+                    let lease = remote
+                        .fetch_and_read(cluster, &[], &entries, &context)
+                        .await?;
                     drop(lease);
 
                     let mut pages = Vec::new();
-                    let complete = local.part_pages(cluster, part, &|_| true, &mut pages)?;
+                    let complete = remote
+                        .local
+                        .part_pages(cluster, part, &|_| true, &mut pages)?;
                     assert!(complete, "{context}");
                     assert!(pages.iter().all(|p| all.contains(p)), "{context}");
                     pages.sort_by_key(|p| p.start);
@@ -628,42 +671,23 @@ mod tests {
         let Some(path) = crate::test_util::fixture("adl/nanoaod_clusters.root") else {
             return Ok(());
         };
-        let (store, meta) = store::held_in_memory(&path, None).await?;
-        let meta = Arc::new(meta);
-        let local = RNTupleFile::open(&path)?.reader_builder(None)?;
-        let builder = RNTupleReaderBuilder::new(meta.ntuple.clone());
-        let columns: Vec<u32> = (0..meta.ntuple.descriptor().columns.len() as u32).collect();
-        let clusters = store::page_lists(&store, &meta).await?;
+        let remote = Remote::load(&path, None).await?;
+        let columns = &remote.columns;
         let (mut parts_read, mut one_round) = (0, 0);
-        for (k, cluster) in clusters.iter().enumerate() {
-            let all = store::page_ranges(cluster, &columns);
+        for (k, cluster) in remote.clusters.iter().enumerate() {
+            let all = store::page_ranges(cluster, columns);
             let size = |ranges: &[Range<u64>]| ranges.iter().map(|r| r.end - r.start).sum::<u64>();
             let largest = all.iter().map(|r| r.end - r.start).max().unwrap_or(0);
             for part in parts(cluster.n_entries, k as u64) {
                 let entries = cluster.first_entry + part.start..cluster.first_entry + part.end;
                 let context = format!("cluster {} entries {entries:?}", cluster.id);
-                let mut lease =
-                    fetch_pages(&store, &meta, &builder, cluster, &columns, &entries).await?;
-                let read = |b: &RNTupleReaderBuilder| -> crate::Result<Vec<RecordBatch>> {
-                    b.clone()
-                        .with_clusters([cluster.id])
-                        .with_entry_range(entries.clone())
-                        .build()?
-                        .map(|b| b.map_err(Error::from))
-                        .collect()
-                };
-                let remote = read(&builder);
-                assert!(
-                    !fetch_misses(&store, &meta, &mut lease).await?,
-                    "{context}: a page was missed"
-                );
-                assert_eq!(
-                    remote.map_err(|e| format!("{context}: {e}")).unwrap(),
-                    read(&local)?,
-                    "{context}"
-                );
+                let lease = remote
+                    .fetch_and_read(cluster, columns, &entries, &context)
+                    .await?;
                 let mut needed = Vec::new();
-                local.part_pages(cluster, part, &|_| true, &mut needed)?;
+                remote
+                    .local
+                    .part_pages(cluster, part, &|_| true, &mut needed)?;
                 needed.sort_by_key(|p| p.start);
                 needed.dedup();
                 // A guess misses by at most a page at each end of a column.
