@@ -633,41 +633,16 @@ pub(crate) fn page_ranges(cluster: &ClusterDescriptor, columns: &[u32]) -> Vec<R
     ranges
 }
 
-/// The pages of `columns` that the entries `part` of `cluster` (counted
-/// from its first entry) reach if each column's elements are spread evenly
-/// over the cluster's entries: exact for columns of one element an entry
-/// (and the element before the part, where offsets start), a guess for
-/// collections' items, which their offsets then confirm or correct.
+/// [`ClusterDescriptor::even_share_pages`] of each of `columns`.
 pub(crate) fn even_share_pages(
     cluster: &ClusterDescriptor,
     columns: &[u32],
     part: &Range<u64>,
 ) -> Vec<Range<u64>> {
-    let entries = u128::from(cluster.n_entries.max(1));
-    let mut ranges = Vec::new();
-    for &id in columns {
-        let Some(col) = cluster.column(id) else {
-            continue;
-        };
-        let total: u128 = col.pages.iter().map(|p| u128::from(p.n_elements)).sum();
-        let share = |entry: u64, up: bool| -> u128 {
-            let scaled = total * u128::from(entry);
-            scaled / entries + u128::from(up && scaled % entries != 0)
-        };
-        let (from, to) = (
-            share(part.start, false).saturating_sub(1),
-            share(part.end, true),
-        );
-        let mut at = 0u128;
-        for page in &col.pages {
-            let next = at + u128::from(page.n_elements);
-            if next > from && at < to {
-                ranges.push(page.stored_range());
-            }
-            at = next;
-        }
-    }
-    ranges
+    columns
+        .iter()
+        .flat_map(|&id| cluster.even_share_pages(id, part))
+        .collect()
 }
 
 /// The stored bytes (with checksums) of `columns` in `cluster`.

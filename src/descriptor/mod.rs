@@ -162,6 +162,43 @@ impl ClusterDescriptor {
             .map_or(0, |c| c.pages.iter().map(|p| u64::from(p.n_elements)).sum())
     }
 
+    /// The stored byte ranges of column `id`'s pages that the entries
+    /// `part` (counted from the cluster's first entry) reach if the
+    /// column's elements are spread evenly over the cluster's entries:
+    /// exact for a column of one element an entry (with the element before
+    /// the part, where a collection's offsets start), a guess for
+    /// collections' items, which their offsets confirm or correct.
+    #[cfg(feature = "datafusion")]
+    pub(crate) fn even_share_pages(
+        &self,
+        id: u32,
+        part: &std::ops::Range<u64>,
+    ) -> Vec<std::ops::Range<u64>> {
+        let Some(column) = self.column(id) else {
+            return Vec::new();
+        };
+        let entries = u128::from(self.n_entries.max(1));
+        let total = u128::from(self.n_elements(id));
+        let share = |entry: u64, up: bool| -> u128 {
+            let scaled = total * u128::from(entry);
+            scaled / entries + u128::from(up && scaled % entries != 0)
+        };
+        let (from, to) = (
+            share(part.start, false).saturating_sub(1),
+            share(part.end, true),
+        );
+        let mut ranges = Vec::new();
+        let mut at = 0u128;
+        for page in &column.pages {
+            let next = at + u128::from(page.n_elements);
+            if next > from && at < to {
+                ranges.push(page.stored_range());
+            }
+            at = next;
+        }
+        ranges
+    }
+
     /// Total compressed bytes of the cluster's pages.
     pub fn compressed_bytes(&self) -> u64 {
         self.columns

@@ -210,6 +210,7 @@ impl RNTupleReaderBuilder {
     /// pages for which `held` is true; `false` means some were not held yet:
     /// call again once the pages given so far are (one more call per level of
     /// nested collections).
+    #[cfg(feature = "datafusion")]
     pub(crate) fn part_pages(
         &self,
         cluster: &ClusterDescriptor,
