@@ -144,3 +144,44 @@ async fn a_cluster_cut_between_partitions_reads_the_same_from_an_object_store() 
     let remote = concat_batches(&schema, &batches).unwrap();
     assert_eq!(local, remote);
 }
+
+/// `EXPLAIN ANALYZE` counts the rounds of fetches a scan waited for: one a
+/// cluster when clusters are fetched whole, none for a local file or an
+/// object held whole since it was opened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scans_count_their_rounds_of_fetches() {
+    let path = data("adl/nanoaod_clusters.root");
+    if !path.exists() {
+        eprintln!("skipped: {} is absent", path.display());
+        return;
+    }
+    // `explain` puts EXPLAIN in front.
+    let sql = "ANALYZE SELECT sum(MET_pt) FROM t";
+    let rounds = |text: &str| -> usize {
+        let after = text
+            .split("fetch_rounds=")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no fetch_rounds in {text}"));
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().unwrap()
+    };
+    let store = memory_store_holding(&path).await;
+    let run = |table: String, whole_file_limit: u64| {
+        let store = store.clone();
+        async move {
+            let ctx = session_context_with_config(session_config().with_target_partitions(1));
+            ctx.register_object_store(&url::Url::parse("memory://").unwrap(), store);
+            let mut options = RNTupleReadOptions::default();
+            options.whole_file_limit = whole_file_limit;
+            ctx.register_rntuple("t", &table, options).await.unwrap();
+            common::explain(&ctx, sql).await
+        }
+    };
+    let remote = || "memory:///data/file.root".to_string();
+    let by_cluster = run(remote(), 0).await;
+    assert_eq!(rounds(&by_cluster), 12, "{by_cluster}");
+    let whole = run(remote(), u64::MAX).await;
+    assert_eq!(rounds(&whole), 0, "{whole}");
+    let local = run(path.to_str().unwrap().to_string(), 0).await;
+    assert_eq!(rounds(&local), 0, "{local}");
+}

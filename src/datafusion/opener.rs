@@ -106,6 +106,9 @@ struct ScanMetrics {
     pages_decoded: Count,
     clusters_scanned: Count,
     clusters_pruned: Count,
+    /// Calls to the object store, each made after the one before it
+    /// returned: the round trips a partition waited for.
+    fetch_rounds: Count,
     fetch_time: Time,
     decode_time: Time,
 }
@@ -117,6 +120,7 @@ impl ScanMetrics {
             pages_decoded: MetricBuilder::new(metrics).counter("pages_decoded", partition),
             clusters_scanned: MetricBuilder::new(metrics).counter("clusters_scanned", partition),
             clusters_pruned: MetricBuilder::new(metrics).counter("clusters_pruned", partition),
+            fetch_rounds: MetricBuilder::new(metrics).counter("fetch_rounds", partition),
             fetch_time: MetricBuilder::new(metrics).subset_time("fetch_time", partition),
             decode_time: MetricBuilder::new(metrics).subset_time("decode_time", partition),
         }
@@ -366,6 +370,7 @@ async fn read_cluster(
     // Bytes fetched from an object store count as scanned; a file read in
     // place counts the stored bytes of the pages the reads take.
     metrics.bytes_scanned.add(lease.fetched as usize);
+    metrics.fetch_rounds.add(lease.rounds);
     let in_place = lease.fetched == 0;
     let one_field = builder.schema().fields().len() == 1;
     let location = meta.location.clone();
@@ -428,11 +433,14 @@ async fn read_cluster(
                 Ok(()) => return Ok(()),
                 Err(e) if is_miss(&e) && rounds < MISS_ROUNDS => {
                     rounds += 1;
-                    let before = lease.fetched;
+                    let before = (lease.fetched, lease.rounds);
                     runtime.block_on(fetch_misses(&this.store, &meta, &mut lease))?;
                     metrics
                         .bytes_scanned
-                        .add(lease.fetched.saturating_sub(before) as usize);
+                        .add(lease.fetched.saturating_sub(before.0) as usize);
+                    metrics
+                        .fetch_rounds
+                        .add(lease.rounds.saturating_sub(before.1));
                 }
                 Err(e) => return Err(cluster_error(e, &location, id)),
             }

@@ -703,6 +703,7 @@ pub(crate) async fn fetch_misses(
         .map(|r| r.start.min(meta.size)..r.end.min(meta.size))
         .collect();
     lease.fetched += ranges.iter().map(|r| r.end - r.start).sum::<u64>();
+    lease.rounds += 1;
     let keys = fetch_into(store, &meta.location, &meta.source, ranges).await?;
     lease.keys.extend(keys);
     Ok(true)
