@@ -171,8 +171,10 @@ async fn scans_count_their_rounds_of_fetches() {
         async move {
             let ctx = session_context_with_config(session_config().with_target_partitions(1));
             ctx.register_object_store(&url::Url::parse("memory://").unwrap(), store);
-            let mut options = RNTupleReadOptions::default();
-            options.whole_file_limit = whole_file_limit;
+            let options = RNTupleReadOptions {
+                whole_file_limit,
+                ..Default::default()
+            };
             ctx.register_rntuple("t", &table, options).await.unwrap();
             common::explain(&ctx, sql).await
         }
