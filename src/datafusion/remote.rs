@@ -367,6 +367,25 @@ mod tests {
         assert!(reader.blocks.lock().unwrap().len() <= HELD_BLOCKS);
     }
 
+    /// The first block comes with the size; an object too small for a
+    /// range (empty) is sized by a HEAD instead, and reads as empty.
+    #[test]
+    fn the_first_block_tells_the_size() {
+        let bytes: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+        let (store, path) = held(&bytes);
+        let reader = ObjectStoreReader::with_block(store, path, 4096).unwrap();
+        assert_eq!(reader.len(), 5000);
+        let blocks: Vec<u64> = reader.blocks.lock().unwrap().iter().map(|b| b.0).collect();
+        assert_eq!(blocks, [0]);
+        assert_eq!(&reader.read_range(10, 20).unwrap()[..], &bytes[10..30]);
+
+        let (store, path) = held(&[]);
+        let reader = ObjectStoreReader::open(store, path).unwrap();
+        assert_eq!(reader.len(), 0);
+        assert!(reader.blocks.lock().unwrap().is_empty());
+        assert!(crate::io::read_checked(&reader, "read", 0, 1).is_err());
+    }
+
     /// Read and dropped on a thread of an async runtime: it blocks that
     /// thread while it waits, and does not panic.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
