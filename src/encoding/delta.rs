@@ -56,12 +56,32 @@ impl<S: Delta> RunningSum<S> {
     #[inline]
     pub(crate) fn extend(&mut self, deltas: &[S], out: &mut Vec<u64>) {
         let mut sum = self.sum;
-        out.extend(deltas.iter().map(|&d| {
+        push_each(out, deltas, |d| {
             sum = sum.wrapping_add(d);
             sum.widen()
-        }));
+        });
         self.sum = sum;
     }
+}
+
+/// Appends `value(d)` for each of `deltas` to `out`, written straight into
+/// its spare capacity. The running sums above, written through
+/// `Vec::extend` of a closure that updates the sum, kept the sum in memory
+/// (it is captured by reference, and may alias the output for all the
+/// compiler knows): each value then waited for the store and load of the
+/// one before, about 2 ns a value instead of a few tenths.
+#[inline(always)]
+fn push_each<D: Copy>(out: &mut Vec<u64>, deltas: &[D], mut value: impl FnMut(D) -> u64) {
+    out.reserve(deltas.len());
+    let len = out.len();
+    let spare = out.spare_capacity_mut();
+    let written = spare.len().min(deltas.len());
+    for (slot, &d) in spare.iter_mut().zip(deltas) {
+        slot.write(value(d));
+    }
+    // SAFETY: the first `written` slots past `len` were written above
+    // (`zip` stops at the shorter of the two, which has `written` items).
+    unsafe { out.set_len(len + written) };
 }
 
 impl RunningSum<u64> {
@@ -74,10 +94,10 @@ impl RunningSum<u64> {
     #[inline]
     pub(crate) fn extend_narrow(&mut self, deltas: &[u8], out: &mut Vec<u64>) {
         let mut sum = self.sum;
-        out.extend(deltas.iter().map(|&d| {
+        push_each(out, deltas, |d| {
             sum = sum.wrapping_add(u64::from(d));
             sum
-        }));
+        });
         self.sum = sum;
     }
 }
