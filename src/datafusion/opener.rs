@@ -459,7 +459,7 @@ async fn read_cluster(
 /// before its items can be placed (`RNTupleReaderBuilder::part_pages`).
 /// The first round also takes the pages the part would reach if every
 /// column's elements were spread evenly over the cluster
-/// ([`store::even_share_pages`]), so that the rounds after it usually find
+/// ([`ClusterDescriptor::even_share_pages`]), so that the rounds after it usually find
 /// every page held: a part waits for one round trip, not one per level.
 /// Past [`PART_ROUNDS`], or if the offsets cannot be read, the rest of the
 /// cluster's pages are fetched too, and the decode reports what is wrong.
@@ -478,7 +478,10 @@ async fn fetch_pages(
     }
     let mut lease = ClusterLease::new(meta);
     let mut held = HashSet::new();
-    let mut guess = store::even_share_pages(cluster, columns, &relative);
+    let mut guess: Vec<Range<u64>> = columns
+        .iter()
+        .flat_map(|&id| cluster.even_share_pages(id, &relative))
+        .collect();
     for _ in 0..PART_ROUNDS {
         let (b, c, r) = (builder.clone(), cluster.clone(), relative.clone());
         let round = tokio::task::spawn_blocking(move || {

@@ -633,18 +633,6 @@ pub(crate) fn page_ranges(cluster: &ClusterDescriptor, columns: &[u32]) -> Vec<R
     ranges
 }
 
-/// [`ClusterDescriptor::even_share_pages`] of each of `columns`.
-pub(crate) fn even_share_pages(
-    cluster: &ClusterDescriptor,
-    columns: &[u32],
-    part: &Range<u64>,
-) -> Vec<Range<u64>> {
-    columns
-        .iter()
-        .flat_map(|&id| cluster.even_share_pages(id, part))
-        .collect()
-}
-
 /// The stored bytes (with checksums) of `columns` in `cluster`.
 pub(crate) fn stored_bytes(cluster: &ClusterDescriptor, columns: &[u32]) -> u64 {
     page_ranges(cluster, columns)

@@ -94,8 +94,7 @@ pub fn sql(args: &SqlArgs, quiet: bool) -> CliResult {
 fn config_from_env() -> CliResult<SessionConfig> {
     let mut config = session_config();
     let options = config.options_mut();
-    let keys: Vec<String> = options.entries().into_iter().map(|e| e.key).collect();
-    for key in keys {
+    for key in options.entries().into_iter().map(|e| e.key) {
         let name = key.to_uppercase().replace('.', "_");
         if let Some(value) = std::env::var_os(&name) {
             let value = value.to_string_lossy();
@@ -162,7 +161,8 @@ async fn register_tables(
             Err(e) => {
                 let e = CliError::from(e);
                 // Named once: some errors name the file already.
-                let named = e.to_string().contains(&location) || e.to_string().contains(&shown);
+                let message = e.to_string();
+                let named = message.contains(&location) || message.contains(&shown);
                 return Err(if named { e } else { e.context(&shown) });
             }
         };
