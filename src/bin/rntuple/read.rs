@@ -12,8 +12,8 @@ use rntuple::RNTupleRecordBatchReader;
 
 use crate::inspect::open;
 use crate::util::{
-    bulk_stdout, entry_progress, format_rows, name_columns, warn_skipped, CliError, CliResult,
-    Context,
+    bulk_stdout, entry_progress, format_rows, name_columns, warn_skipped, BulkWriter, CliError,
+    CliResult, Context,
 };
 use crate::{CatArgs, CatFormat, ExportArgs};
 
@@ -185,7 +185,7 @@ pub fn export(args: &ExportArgs, quiet: bool) -> CliResult {
                 File::create(&path).context(format_args!("cannot create {}", path.display()))?;
             let result = write_all(
                 reader,
-                BufWriter::new(file),
+                BulkWriter::new(file),
                 format,
                 &options,
                 total,

@@ -71,12 +71,11 @@ pub fn print(text: &str) -> CliResult {
     Ok(())
 }
 
-/// Standard output for bulk data (Arrow, CSV, JSON lines): a large buffer
-/// over the file descriptor itself. `std::io::stdout()` is line-buffered
-/// and writes up to every newline byte, which in binary output means a
-/// system call every few kilobytes.
-pub fn bulk_stdout() -> std::io::Result<std::io::BufWriter<Box<dyn std::io::Write + Send>>> {
-    const CAPACITY: usize = 1 << 20;
+/// Standard output for bulk data (Arrow, CSV, JSON lines): a
+/// [`BulkWriter`] over the file descriptor itself. `std::io::stdout()` is
+/// line-buffered and writes up to every newline byte, which in binary output
+/// means a system call every few kilobytes.
+pub fn bulk_stdout() -> std::io::Result<BulkWriter<Box<dyn std::io::Write + Send>>> {
     #[cfg(unix)]
     let raw: Box<dyn std::io::Write + Send> = {
         use std::os::fd::AsFd;
@@ -85,7 +84,92 @@ pub fn bulk_stdout() -> std::io::Result<std::io::BufWriter<Box<dyn std::io::Writ
     };
     #[cfg(not(unix))]
     let raw: Box<dyn std::io::Write + Send> = Box::new(std::io::stdout());
-    Ok(std::io::BufWriter::with_capacity(CAPACITY, raw))
+    Ok(BulkWriter::new(raw))
+}
+
+/// A buffered writer for bulk output that does not copy large writes.
+///
+/// Small writes (a CSV line, an Arrow message header, padding) collect in
+/// a buffer of 1 MiB. A write of 64 KiB or more, such as an Arrow array's
+/// values, goes to the inner writer as it is, in one vectored write
+/// together with the bytes buffered before it. A `BufWriter` of the same
+/// size would copy the values into its buffer first: for Q1 of the ADL
+/// benchmark, 16 MB copied once more on the way out (BENCHMARKS.md).
+pub struct BulkWriter<W: std::io::Write> {
+    inner: W,
+    buf: Vec<u8>,
+}
+
+impl<W: std::io::Write> BulkWriter<W> {
+    const CAPACITY: usize = 1 << 20;
+    /// Writes at least this long are not copied into the buffer.
+    const DIRECT: usize = 64 << 10;
+
+    pub fn new(inner: W) -> Self {
+        Self {
+            inner,
+            buf: Vec::with_capacity(Self::CAPACITY),
+        }
+    }
+
+    /// Writes the buffered bytes, then `data`, to the inner writer in as
+    /// few calls as it takes, and empties the buffer. On an error the
+    /// buffer keeps only what was not written.
+    fn write_through(&mut self, data: &[u8]) -> std::io::Result<()> {
+        use std::io::{ErrorKind, IoSlice};
+        let Self { inner, buf } = self;
+        let mut both = [IoSlice::new(buf), IoSlice::new(data)];
+        let mut left: &mut [IoSlice] = &mut both;
+        IoSlice::advance_slices(&mut left, 0);
+        let mut written = 0;
+        let result = loop {
+            if left.is_empty() {
+                break Ok(());
+            }
+            match inner.write_vectored(left) {
+                Ok(0) => break Err(ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    written += n;
+                    IoSlice::advance_slices(&mut left, n);
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        buf.drain(..written.min(buf.len()));
+        result
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for BulkWriter<W> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.write_all(data)?;
+        Ok(data.len())
+    }
+
+    fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
+        if data.len() >= Self::DIRECT {
+            return self.write_through(data);
+        }
+        if self.buf.len() + data.len() > Self::CAPACITY {
+            self.write_through(&[])?;
+        }
+        self.buf.extend_from_slice(data);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.write_through(&[])?;
+        self.inner.flush()
+    }
+}
+
+impl<W: std::io::Write> Drop for BulkWriter<W> {
+    /// Writes what is left, as `BufWriter` does; errors are lost here, so
+    /// callers flush first.
+    fn drop(&mut self) {
+        let _ = self.write_through(&[]);
+    }
 }
 
 /// Joins the lines of a message (DataFusion's can have several) into one.
@@ -511,5 +595,103 @@ mod tests {
         assert!(!wider_than(table, 6));
         assert!(wider_than(table, 5));
         assert!(!wider_than("", 0));
+    }
+
+    /// A writer that takes at most `most` bytes per call, as a pipe may.
+    #[derive(Default)]
+    struct Slow {
+        got: Vec<u8>,
+        most: usize,
+        calls: usize,
+    }
+
+    impl std::io::Write for Slow {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            self.write_vectored(&[std::io::IoSlice::new(data)])
+        }
+
+        fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+            self.calls += 1;
+            let mut n = 0;
+            for b in bufs {
+                let take = b.len().min(self.most - n);
+                self.got.extend_from_slice(&b[..take]);
+                n += take;
+            }
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn bulk_writer_passes_large_writes_on_with_what_it_holds() {
+        use std::io::Write;
+        let mut out = BulkWriter::new(Slow {
+            most: usize::MAX,
+            ..Slow::default()
+        });
+        let large: Vec<u8> = (0..100_000u32).map(|i| i as u8).collect();
+        out.write_all(b"head").unwrap();
+        assert!(out.inner.got.is_empty(), "small writes are held");
+        out.write_all(&large).unwrap();
+        // One vectored call took both, and nothing is left held.
+        assert_eq!(out.inner.calls, 1);
+        assert_eq!(out.inner.got.len(), 4 + large.len());
+        assert!(out.buf.is_empty());
+        out.write_all(b"tail").unwrap();
+        out.flush().unwrap();
+        let expected = [&b"head"[..], &large, b"tail"].concat();
+        assert_eq!(out.inner.got, expected);
+    }
+
+    #[test]
+    fn bulk_writer_keeps_what_a_failed_write_left() {
+        use std::io::Write;
+        /// Takes 2 bytes, then fails.
+        struct Failing(usize);
+        impl std::io::Write for Failing {
+            fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+                if self.0 == 0 {
+                    return Err(std::io::ErrorKind::BrokenPipe.into());
+                }
+                self.0 = 0;
+                Ok(data.len().min(2))
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut out = BulkWriter::new(Failing(1));
+        out.write_all(b"head").unwrap();
+        let err = out.flush().unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe);
+        assert_eq!(out.buf, b"ad");
+    }
+
+    #[test]
+    fn bulk_writer_keeps_every_byte_in_order_through_short_writes() {
+        use std::io::Write;
+        let mut expected = Vec::new();
+        let got = {
+            let mut out = BulkWriter::new(Slow {
+                most: 7_001,
+                ..Slow::default()
+            });
+            for (i, len) in [10, 70_000, 3, 1 << 20, 65_535, 65_536, 5, 200_000]
+                .into_iter()
+                .enumerate()
+            {
+                let piece = vec![i as u8; len];
+                out.write_all(&piece).unwrap();
+                expected.extend_from_slice(&piece);
+            }
+            out.flush().unwrap();
+            std::mem::take(&mut out.inner.got)
+        };
+        assert_eq!(got.len(), expected.len());
+        assert!(got == expected, "bytes out of order or lost");
     }
 }

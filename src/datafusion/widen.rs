@@ -1,0 +1,283 @@
+//! Casts that widen a number without loss, written once.
+//!
+//! Analysis queries widen `float` columns to `double` all the time (ROOT's
+//! histograms fill doubles; ADL Q1 is `CAST(MET_pt AS DOUBLE)`). Arrow's
+//! cast kernel for such a pair (`cast_numeric_arrays`, through
+//! `PrimitiveArray::try_unary`) first fills its whole output with zeros
+//! and then writes each value over them: for Q1, 16 MB of `memset` before
+//! the 16 MB of values. A [`WideningCast`] writes its output once: the
+//! same values, bit for bit, and the same nulls (under a null it converts
+//! whatever value lies there, where Arrow's leaves a zero).
+//!
+//! The scan puts one in place of each such `CastExpr` in the projection
+//! pushed into it ([`widen_casts`]), which is where a `SELECT` of cast
+//! columns ends up:
+//!
+//! ```text
+//!  DataSourceExec: ... projection=[CAST(MET_pt@3 AS Float64) as x]
+//!                                  └─ a WideningCast, shown as the cast it replaces
+//! ```
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow_array::types::{
+    Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type,
+    UInt64Type, UInt8Type,
+};
+use arrow_array::{Array, ArrayRef, PrimitiveArray, RecordBatch};
+use arrow_schema::{DataType, FieldRef, Schema};
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::common::{internal_err, Result};
+use datafusion::logical_expr::interval_arithmetic::Interval;
+use datafusion::logical_expr::sort_properties::ExprProperties;
+use datafusion::logical_expr::ColumnarValue;
+use datafusion::physical_expr::expressions::CastExpr;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::projection::ProjectionExprs;
+
+/// `projection` with each lossless numeric widening `CastExpr` (see
+/// [`widens`]) replaced by a [`WideningCast`]; `schema` is the schema the
+/// projection's columns refer to.
+pub(crate) fn widen_casts(projection: ProjectionExprs, schema: &Schema) -> Result<ProjectionExprs> {
+    projection.try_map_exprs(|expr| {
+        expr.transform_up(|e| {
+            let Some(cast) = e.downcast_ref::<CastExpr>() else {
+                return Ok(Transformed::no(e));
+            };
+            match cast.expr().data_type(schema) {
+                Ok(from) if widens(&from, cast.cast_type()) => Ok(Transformed::yes(Arc::new(
+                    WideningCast { cast: cast.clone() },
+                )
+                    as Arc<dyn PhysicalExpr>)),
+                _ => Ok(Transformed::no(e)),
+            }
+        })
+        .data()
+    })
+}
+
+/// Whether every value of `from` is exactly a value of `to`, and the pair
+/// is one [`WideningCast`] computes.
+pub(crate) fn widens(from: &DataType, to: &DataType) -> bool {
+    use DataType::*;
+    matches!(
+        (from, to),
+        (Float32, Float64)
+            | (Int8 | Int16 | Int32, Int64)
+            | (UInt8 | UInt16 | UInt32, Int64 | UInt64)
+            | (Int8 | Int16 | Int32 | UInt8 | UInt16 | UInt32, Float64)
+    )
+}
+
+/// A `CastExpr` of a lossless numeric widening (see [`widens`]) that writes
+/// its output once. Everything but the evaluation of an array is the cast
+/// it holds, its display included, so plans read as before.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct WideningCast {
+    cast: CastExpr,
+}
+
+impl fmt::Display for WideningCast {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.cast, f)
+    }
+}
+
+impl PhysicalExpr for WideningCast {
+    fn data_type(&self, input_schema: &Schema) -> Result<DataType> {
+        self.cast.data_type(input_schema)
+    }
+
+    fn nullable(&self, input_schema: &Schema) -> Result<bool> {
+        self.cast.nullable(input_schema)
+    }
+
+    fn return_field(&self, input_schema: &Schema) -> Result<FieldRef> {
+        self.cast.return_field(input_schema)
+    }
+
+    fn evaluate(&self, batch: &RecordBatch) -> Result<ColumnarValue> {
+        let ColumnarValue::Array(array) = self.cast.expr().evaluate(batch)? else {
+            return self.cast.evaluate(batch);
+        };
+        match widen(&array, self.cast.cast_type()) {
+            Some(wide) => Ok(ColumnarValue::Array(wide)),
+            None => self.cast.evaluate(batch),
+        }
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
+        vec![self.cast.expr()]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn PhysicalExpr>>,
+    ) -> Result<Arc<dyn PhysicalExpr>> {
+        let cast = Arc::new(self.cast.clone()).with_new_children(children)?;
+        match cast.downcast_ref::<CastExpr>() {
+            Some(cast) => Ok(Arc::new(WideningCast { cast: cast.clone() })),
+            None => internal_err!("a cast with new children is not a cast"),
+        }
+    }
+
+    fn evaluate_bounds(&self, children: &[&Interval]) -> Result<Interval> {
+        self.cast.evaluate_bounds(children)
+    }
+
+    fn propagate_constraints(
+        &self,
+        interval: &Interval,
+        children: &[&Interval],
+    ) -> Result<Option<Vec<Interval>>> {
+        self.cast.propagate_constraints(interval, children)
+    }
+
+    fn get_properties(&self, children: &[ExprProperties]) -> Result<ExprProperties> {
+        self.cast.get_properties(children)
+    }
+
+    fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.cast.fmt_sql(f)
+    }
+}
+
+/// `array` widened to `to`, or `None` for a pair [`WideningCast`] leaves
+/// to Arrow's cast.
+fn widen(array: &ArrayRef, to: &DataType) -> Option<ArrayRef> {
+    use DataType::*;
+    macro_rules! each {
+        ($from:ty => $to:ty) => {{
+            let array = array.as_any().downcast_ref::<PrimitiveArray<$from>>()?;
+            Some(Arc::new(array.unary::<_, $to>(|v| v.into())) as ArrayRef)
+        }};
+    }
+    match (array.data_type(), to) {
+        (Float32, Float64) => each!(Float32Type => Float64Type),
+        (Int8, Int64) => each!(Int8Type => Int64Type),
+        (Int16, Int64) => each!(Int16Type => Int64Type),
+        (Int32, Int64) => each!(Int32Type => Int64Type),
+        (UInt8, Int64) => each!(UInt8Type => Int64Type),
+        (UInt16, Int64) => each!(UInt16Type => Int64Type),
+        (UInt32, Int64) => each!(UInt32Type => Int64Type),
+        (UInt8, UInt64) => each!(UInt8Type => UInt64Type),
+        (UInt16, UInt64) => each!(UInt16Type => UInt64Type),
+        (UInt32, UInt64) => each!(UInt32Type => UInt64Type),
+        (Int8, Float64) => each!(Int8Type => Float64Type),
+        (Int16, Float64) => each!(Int16Type => Float64Type),
+        (Int32, Float64) => each!(Int32Type => Float64Type),
+        (UInt8, Float64) => each!(UInt8Type => Float64Type),
+        (UInt16, Float64) => each!(UInt16Type => Float64Type),
+        (UInt32, Float64) => each!(UInt32Type => Float64Type),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Float32Array, Int32Array, UInt32Array};
+    use arrow_schema::Field;
+    use datafusion::physical_expr::expressions::Column;
+    use datafusion::physical_plan::projection::ProjectionExpr;
+
+    /// The cast of column 0 of `array` to `to`, by Arrow and by a
+    /// [`WideningCast`]: the same type, nulls and value bits.
+    fn same_as_arrow(array: ArrayRef, to: DataType) {
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "a",
+            array.data_type().clone(),
+            true,
+        )]));
+        let batch = RecordBatch::try_new(Arc::clone(&schema), vec![array]).unwrap();
+        let cast = CastExpr::new(Arc::new(Column::new("a", 0)), to.clone(), None);
+        let projection = ProjectionExprs::new([ProjectionExpr::new(
+            Arc::new(cast.clone()) as Arc<dyn PhysicalExpr>,
+            "x",
+        )]);
+        let widened = widen_casts(projection, &schema).unwrap();
+        let expr = &widened.iter().next().unwrap().expr;
+        assert!(
+            expr.downcast_ref::<WideningCast>().is_some(),
+            "{to} not widened"
+        );
+        assert_eq!(expr.to_string(), cast.to_string(), "shown as the cast");
+        let ours = expr
+            .evaluate(&batch)
+            .unwrap()
+            .into_array(batch.num_rows())
+            .unwrap();
+        let arrow = cast
+            .evaluate(&batch)
+            .unwrap()
+            .into_array(batch.num_rows())
+            .unwrap();
+        assert_eq!(ours.data_type(), &to);
+        assert_eq!(ours.nulls(), arrow.nulls());
+        assert_eq!(ours.to_data().buffers()[0], arrow.to_data().buffers()[0]);
+    }
+
+    #[test]
+    fn widened_floats_keep_every_bit_and_null() {
+        let values = Float32Array::from(vec![
+            Some(1.5),
+            None,
+            Some(-0.0),
+            Some(f32::NAN),
+            Some(-f32::NAN),
+            Some(f32::INFINITY),
+            Some(f32::MIN_POSITIVE / 8.0),
+            Some(f32::MAX),
+            Some(3.4e-39),
+        ]);
+        same_as_arrow(Arc::new(values), DataType::Float64);
+    }
+
+    #[test]
+    fn widened_integers_match_arrow() {
+        let ints = Int32Array::from(vec![
+            Some(i32::MIN),
+            None,
+            Some(-1),
+            Some(0),
+            Some(i32::MAX),
+        ]);
+        same_as_arrow(Arc::new(ints.clone()), DataType::Int64);
+        same_as_arrow(Arc::new(ints), DataType::Float64);
+        let unsigned = UInt32Array::from(vec![Some(u32::MAX), None, Some(0), Some(7)]);
+        same_as_arrow(Arc::new(unsigned.clone()), DataType::Int64);
+        same_as_arrow(Arc::new(unsigned.clone()), DataType::UInt64);
+        same_as_arrow(Arc::new(unsigned), DataType::Float64);
+    }
+
+    #[test]
+    fn narrowing_and_lossy_casts_stay_arrows() {
+        use DataType::*;
+        for (from, to) in [
+            (Float64, Float32),
+            (Int64, Float64),
+            (Int64, Int32),
+            (Int32, UInt32),
+            (Int32, UInt64),
+            (Float32, Int64),
+            (Utf8, Float64),
+        ] {
+            assert!(!widens(&from, &to), "{from} -> {to}");
+        }
+        let schema = Schema::new(vec![Field::new("a", Int64, true)]);
+        let cast = CastExpr::new(Arc::new(Column::new("a", 0)), Float64, None);
+        let projection = ProjectionExprs::new([ProjectionExpr::new(
+            Arc::new(cast) as Arc<dyn PhysicalExpr>,
+            "x",
+        )]);
+        let kept = widen_casts(projection, &schema).unwrap();
+        assert!(kept
+            .iter()
+            .next()
+            .unwrap()
+            .expr
+            .downcast_ref::<CastExpr>()
+            .is_some());
+    }
+}
