@@ -48,6 +48,7 @@ mod store;
 mod stores;
 mod table;
 mod unnest;
+mod widen;
 
 use std::sync::Arc;
 

@@ -33,6 +33,7 @@ use super::index;
 use super::opener::{needed_columns, RNTupleOpener};
 use super::projection::reader_paths;
 use super::store::{stored_bytes, MetadataCache, NTupleMeta};
+use super::widen::widen_casts;
 use super::RNTupleReadOptions;
 
 /// Scans of up to this many files weigh their clusters by the bytes of the
@@ -424,6 +425,7 @@ impl FileSource for RNTupleSource {
             Some(inner) => inner.source.try_merge(projection)?,
             None => projection.clone(),
         };
+        let merged = widen_casts(merged, self.table_schema.table_schema())?;
         source.projection = Some(SplitProjection::new(
             self.table_schema.file_schema(),
             &merged,
