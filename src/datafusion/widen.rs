@@ -98,13 +98,15 @@ impl PhysicalExpr for WideningCast {
     }
 
     fn evaluate(&self, batch: &RecordBatch) -> Result<ColumnarValue> {
-        let ColumnarValue::Array(array) = self.cast.expr().evaluate(batch)? else {
-            return self.cast.evaluate(batch);
-        };
-        match widen(&array, self.cast.cast_type()) {
-            Some(wide) => Ok(ColumnarValue::Array(wide)),
-            None => self.cast.evaluate(batch),
+        // The input is evaluated once; what `widen` leaves (a scalar, or an
+        // array of another type) takes Arrow's cast, as the `CastExpr` would.
+        let value = self.cast.expr().evaluate(batch)?;
+        if let ColumnarValue::Array(array) = &value {
+            if let Some(wide) = widen(array, self.cast.cast_type()) {
+                return Ok(ColumnarValue::Array(wide));
+            }
         }
+        value.cast_to(self.cast.cast_type(), Some(self.cast.cast_options()))
     }
 
     fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
