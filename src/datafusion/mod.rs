@@ -224,11 +224,12 @@ pub fn session_context() -> SessionContext {
 
 /// A session with the `rntuple` format and the HEP functions.
 ///
-/// Besides the logical rules of `optimizer_rules`, three physical rules
+/// Besides the logical rules of `optimizer_rules`, four physical rules
 /// of this crate run after DataFusion's: a repeated subexpression is
 /// computed once (`shared.rs`), filters of list columns keep lists by their
-/// offsets (`filter.rs`), and unnests of lists that need no padding hand on
-/// slices of the lists' values (`unnest.rs`).
+/// offsets (`filter.rs`), unnests of lists that need no padding hand on
+/// slices of the lists' values (`unnest.rs`), and casts that widen numbers
+/// write their output once (`widen.rs`).
 ///
 /// Its object stores come from a [`StoreRegistry`]: the stores of
 /// `http(s)://`, `s3://`, `gs://` and `az://` locations are made when a
@@ -246,6 +247,7 @@ pub fn session_context_with_config(config: SessionConfig) -> SessionContext {
         .with_physical_optimizer_rule(Arc::new(shared::ShareSubexpressions))
         .with_physical_optimizer_rule(Arc::new(filter::FilterLists))
         .with_physical_optimizer_rule(Arc::new(unnest::UnnestLists))
+        .with_physical_optimizer_rule(Arc::new(widen::WidenCasts))
         .build();
     let ctx = SessionContext::new_with_state(state);
     register(&ctx);

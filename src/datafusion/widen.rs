@@ -17,6 +17,10 @@
 //!  DataSourceExec: ... projection=[CAST(MET_pt@3 AS Float64) as x]
 //!                                  └─ a WideningCast, shown as the cast it replaces
 //! ```
+//!
+//! The physical rule [`WidenCasts`] does the same in every `ProjectionExec`
+//! left in a plan: the casts above a filter, an aggregate or an unnest
+//! (`SELECT CAST(unnest(Jet_pt) AS DOUBLE)`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -27,6 +31,7 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, ArrayRef, PrimitiveArray, RecordBatch};
 use arrow_schema::{DataType, FieldRef, Schema};
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::{internal_err, Result};
 use datafusion::logical_expr::interval_arithmetic::Interval;
@@ -34,7 +39,54 @@ use datafusion::logical_expr::sort_properties::ExprProperties;
 use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::expressions::CastExpr;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::projection::ProjectionExprs;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExprs};
+use datafusion::physical_plan::ExecutionPlan;
+
+use super::replace_nodes;
+
+/// Puts a [`WideningCast`] in place of each lossless numeric widening
+/// `CastExpr` of every `ProjectionExec`. The projections keep their
+/// schemas, field metadata included.
+#[derive(Debug, Default)]
+pub(crate) struct WidenCasts;
+
+impl PhysicalOptimizerRule for WidenCasts {
+    fn optimize(
+        &self,
+        plan: Arc<dyn ExecutionPlan>,
+        _config: &ConfigOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        replace_nodes(plan, |projection: &ProjectionExec| {
+            widen_projection(projection).ok().flatten()
+        })
+    }
+
+    fn name(&self) -> &str {
+        "widen_casts"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
+    }
+}
+
+/// `projection` with its widening casts written once, or `None` if it has
+/// none.
+fn widen_projection(projection: &ProjectionExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+    let input = projection.input();
+    let exprs = projection.projection_expr().clone();
+    let widened = widen_casts(exprs.clone(), &input.schema())?;
+    if widened == exprs {
+        return Ok(None);
+    }
+    let exec = ProjectionExec::try_new_with_schema_metadata(
+        widened.iter().cloned(),
+        Arc::clone(input),
+        &projection.schema(),
+    )?;
+    Ok(Some(Arc::new(exec)))
+}
 
 /// `projection` with each lossless numeric widening `CastExpr` (see
 /// [`widens`]) replaced by a [`WideningCast`]; `schema` is the schema the
@@ -181,6 +233,7 @@ mod tests {
     use super::*;
     use arrow_array::{Float32Array, Int32Array, UInt32Array};
     use arrow_schema::Field;
+    use datafusion::common::tree_node::TreeNodeRecursion;
     use datafusion::physical_expr::expressions::Column;
     use datafusion::physical_plan::projection::ProjectionExpr;
 
@@ -251,6 +304,83 @@ mod tests {
         same_as_arrow(Arc::new(unsigned.clone()), DataType::Int64);
         same_as_arrow(Arc::new(unsigned.clone()), DataType::UInt64);
         same_as_arrow(Arc::new(unsigned), DataType::Float64);
+    }
+
+    /// The widening casts that stay above a scan (over an unnest, a filter
+    /// of unnested values, an aggregate) become `WideningCast`s, with
+    /// schemas and rows those of DataFusion's own plan, bit for bit.
+    #[tokio::test]
+    async fn casts_above_the_scan_are_widened_too() {
+        use crate::datafusion::{session_context, RNTupleReadOptions, SessionContextExt};
+        use datafusion::arrow::compute::concat_batches;
+        use datafusion::physical_plan::collect;
+        use datafusion::prelude::SessionContext;
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/adl/nanoaod_events.root"
+        );
+        let plain = SessionContext::new_with_config(crate::datafusion::session_config());
+        let ours = session_context();
+        for ctx in [&plain, &ours] {
+            ctx.register_rntuple("events", path, RNTupleReadOptions::default())
+                .await
+                .unwrap();
+        }
+        for (sql, casts) in [
+            ("SELECT CAST(unnest(Jet_pt) AS DOUBLE) AS x FROM events", 1),
+            (
+                "SELECT CAST(pt AS DOUBLE) AS x, CAST(n AS BIGINT) AS n \
+                 FROM (SELECT unnest(Jet_pt) AS pt, nJet AS n FROM events) WHERE pt > 40",
+                2,
+            ),
+            (
+                "SELECT CAST(max(MET_pt) AS DOUBLE) AS x, CAST(nJet AS DOUBLE) AS n \
+                 FROM events GROUP BY nJet ORDER BY nJet",
+                2,
+            ),
+        ] {
+            let plan = ours
+                .sql(sql)
+                .await
+                .unwrap()
+                .create_physical_plan()
+                .await
+                .unwrap();
+            let mut widened = 0;
+            plan.apply(|node| {
+                if let Some(projection) = node.downcast_ref::<ProjectionExec>() {
+                    for expr in projection.expr() {
+                        expr.expr.apply(|e| {
+                            widened += e.downcast_ref::<WideningCast>().is_some() as usize;
+                            Ok(TreeNodeRecursion::Continue)
+                        })?;
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+            .unwrap();
+            assert_eq!(widened, casts, "{sql}");
+            let theirs_plan = plain
+                .sql(sql)
+                .await
+                .unwrap()
+                .create_physical_plan()
+                .await
+                .unwrap();
+            assert_eq!(plan.schema(), theirs_plan.schema(), "{sql}");
+            let ours = collect(plan, ours.task_ctx()).await.unwrap();
+            let theirs = collect(theirs_plan, plain.task_ctx()).await.unwrap();
+            let schema = ours[0].schema();
+            let (ours, theirs) = (
+                concat_batches(&schema, &ours).unwrap(),
+                concat_batches(&schema, &theirs).unwrap(),
+            );
+            assert!(ours.num_rows() > 10, "{sql}: {} rows", ours.num_rows());
+            for (a, b) in ours.columns().iter().zip(theirs.columns()) {
+                assert_eq!(a.to_data().buffers(), b.to_data().buffers(), "{sql}");
+                assert_eq!(a.nulls(), b.nulls(), "{sql}");
+            }
+        }
     }
 
     #[test]
