@@ -57,6 +57,7 @@ impl PhysicalOptimizerRule for WidenCasts {
         plan: Arc<dyn ExecutionPlan>,
         _config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        // A projection that cannot be built again keeps Arrow's casts.
         replace_nodes(plan, |projection: &ProjectionExec| {
             widen_projection(projection).ok().flatten()
         })
