@@ -307,6 +307,14 @@ mod tests {
         same_as_arrow(Arc::new(unsigned), DataType::Float64);
     }
 
+    async fn physical_plan(
+        ctx: &datafusion::prelude::SessionContext,
+        sql: &str,
+    ) -> Arc<dyn ExecutionPlan> {
+        let frame = ctx.sql(sql).await.unwrap();
+        frame.create_physical_plan().await.unwrap()
+    }
+
     /// The widening casts that stay above a scan (over an unnest, a filter
     /// of unnested values, an aggregate) become `WideningCast`s, with
     /// schemas and rows those of DataFusion's own plan, bit for bit.
@@ -328,10 +336,14 @@ mod tests {
                 .unwrap();
         }
         for (sql, casts) in [
-            ("SELECT CAST(unnest(Jet_pt) AS DOUBLE) AS x FROM events", 1),
+            (
+                "SELECT CAST(unnest(Jet_pt) AS DOUBLE) AS x FROM events ORDER BY x",
+                1,
+            ),
             (
                 "SELECT CAST(pt AS DOUBLE) AS x, CAST(n AS BIGINT) AS n \
-                 FROM (SELECT unnest(Jet_pt) AS pt, nJet AS n FROM events) WHERE pt > 40",
+                 FROM (SELECT unnest(Jet_pt) AS pt, nJet AS n FROM events) WHERE pt > 40 \
+                 ORDER BY x, n",
                 2,
             ),
             (
@@ -340,13 +352,7 @@ mod tests {
                 2,
             ),
         ] {
-            let plan = ours
-                .sql(sql)
-                .await
-                .unwrap()
-                .create_physical_plan()
-                .await
-                .unwrap();
+            let plan = physical_plan(&ours, sql).await;
             let mut widened = 0;
             plan.apply(|node| {
                 if let Some(projection) = node.downcast_ref::<ProjectionExec>() {
@@ -361,13 +367,7 @@ mod tests {
             })
             .unwrap();
             assert_eq!(widened, casts, "{sql}");
-            let theirs_plan = plain
-                .sql(sql)
-                .await
-                .unwrap()
-                .create_physical_plan()
-                .await
-                .unwrap();
+            let theirs_plan = physical_plan(&plain, sql).await;
             assert_eq!(plan.schema(), theirs_plan.schema(), "{sql}");
             let ours = collect(plan, ours.task_ctx()).await.unwrap();
             let theirs = collect(theirs_plan, plain.task_ctx()).await.unwrap();
