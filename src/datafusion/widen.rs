@@ -9,6 +9,10 @@
 //! same values, bit for bit, and the same nulls (under a null it converts
 //! whatever value lies there, where Arrow's leaves a zero).
 //!
+//! Lists of such numbers widen their values the same way, keeping their
+//! offsets and nulls: the HEP functions take lists of `double`s, so
+//! `p4(Jet_pt, Jet_eta, Jet_phi, Jet_mass)` casts four `float` lists.
+//!
 //! The scan puts one in place of each such `CastExpr` in the projection
 //! pushed into it ([`widen_casts`]), which is where a `SELECT` of cast
 //! columns ends up:
@@ -25,11 +29,12 @@
 use std::fmt;
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type,
     UInt64Type, UInt8Type,
 };
-use arrow_array::{Array, ArrayRef, PrimitiveArray, RecordBatch};
+use arrow_array::{Array, ArrayRef, ListArray, PrimitiveArray, RecordBatch};
 use arrow_schema::{DataType, FieldRef, Schema};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
@@ -114,13 +119,20 @@ pub(crate) fn widen_casts(projection: ProjectionExprs, schema: &Schema) -> Resul
 /// is one [`WideningCast`] computes.
 pub(crate) fn widens(from: &DataType, to: &DataType) -> bool {
     use DataType::*;
-    matches!(
-        (from, to),
-        (Float32, Float64)
-            | (Int8 | Int16 | Int32, Int64)
-            | (UInt8 | UInt16 | UInt32, Int64 | UInt64)
-            | (Int8 | Int16 | Int32 | UInt8 | UInt16 | UInt32, Float64)
-    )
+    match (from, to) {
+        // Lists widen their values and keep their offsets and nulls (the
+        // HEP functions' arguments: `p4(Jet_pt, ...)` reads `double`s).
+        (List(from), List(to)) => {
+            widens(from.data_type(), to.data_type()) && (to.is_nullable() || !from.is_nullable())
+        }
+        _ => matches!(
+            (from, to),
+            (Float32, Float64)
+                | (Int8 | Int16 | Int32, Int64)
+                | (UInt8 | UInt16 | UInt32, Int64 | UInt64)
+                | (Int8 | Int16 | Int32 | UInt8 | UInt16 | UInt32, Float64)
+        ),
+    }
 }
 
 /// A `CastExpr` of a lossless numeric widening (see [`widens`]) that writes
@@ -209,6 +221,13 @@ fn widen(array: &ArrayRef, to: &DataType) -> Option<ArrayRef> {
         }};
     }
     match (array.data_type(), to) {
+        (List(_), List(item)) => {
+            let list = array.as_list_opt::<i32>()?;
+            let values = widen(list.values(), item.data_type())?;
+            let nulls = list.nulls().cloned();
+            let wide = ListArray::try_new(Arc::clone(item), list.offsets().clone(), values, nulls);
+            Some(Arc::new(wide.ok()?) as ArrayRef)
+        }
         (Float32, Float64) => each!(Float32Type => Float64Type),
         (Int8, Int64) => each!(Int8Type => Int64Type),
         (Int16, Int64) => each!(Int16Type => Int64Type),
@@ -315,8 +334,39 @@ mod tests {
         frame.create_physical_plan().await.unwrap()
     }
 
+    #[test]
+    fn widened_lists_keep_offsets_and_nulls() {
+        use arrow_array::builder::{Float32Builder, ListBuilder};
+        use datafusion::arrow::compute::cast;
+        let mut builder = ListBuilder::new(Float32Builder::new());
+        builder.values().append_value(1.5);
+        builder.values().append_null();
+        builder.append(true);
+        builder.append(false);
+        builder.append(true);
+        builder.values().append_value(-0.0);
+        builder.values().append_value(f32::NAN);
+        builder.values().append_value(3.4e-39);
+        builder.append(true);
+        let list: ArrayRef = Arc::new(builder.finish());
+        let item = Arc::new(Field::new("item", DataType::Float64, true));
+        let to = DataType::List(item);
+        let values = |a: &ArrayRef| a.as_list::<i32>().values().to_data().buffers()[0].clone();
+        for list in [Arc::clone(&list), list.slice(1, 3)] {
+            let ours = widen(&list, &to).expect("a list of floats widens");
+            let arrow = cast(&list, &to).unwrap();
+            assert_eq!(ours.data_type(), &to);
+            assert_eq!(ours.to_data(), arrow.to_data());
+            assert_eq!(values(&ours), values(&arrow), "every value bit");
+        }
+        // A list of nullable items does not widen into one of non-null items.
+        let strict = DataType::List(Arc::new(Field::new("item", DataType::Float64, false)));
+        assert!(!widens(list.data_type(), &strict));
+    }
+
     /// The widening casts that stay above a scan (over an unnest, a filter
-    /// of unnested values, an aggregate) become `WideningCast`s, with
+    /// of unnested values, an aggregate, a function's list arguments)
+    /// become `WideningCast`s, with
     /// schemas and rows those of DataFusion's own plan, bit for bit.
     #[tokio::test]
     async fn casts_above_the_scan_are_widened_too() {
@@ -328,7 +378,9 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/tests/data/adl/nanoaod_events.root"
         );
+        // DataFusion's own physical rules, with this crate's functions.
         let plain = SessionContext::new_with_config(crate::datafusion::session_config());
+        crate::datafusion::register(&plain);
         let ours = session_context();
         for ctx in [&plain, &ours] {
             ctx.register_rntuple("events", path, RNTupleReadOptions::default())
@@ -350,6 +402,11 @@ mod tests {
                 "SELECT CAST(max(MET_pt) AS DOUBLE) AS x, CAST(nJet AS DOUBLE) AS n \
                  FROM events GROUP BY nJet ORDER BY nJet",
                 2,
+            ),
+            // The four `float` lists cast to the `double` lists p4 takes.
+            (
+                "SELECT p4(Jet_pt, Jet_eta, Jet_phi, Jet_mass) AS v FROM events WHERE nJet >= 3",
+                4,
             ),
         ] {
             let plan = physical_plan(&ours, sql).await;
@@ -378,6 +435,7 @@ mod tests {
             );
             assert!(ours.num_rows() > 10, "{sql}: {} rows", ours.num_rows());
             for (a, b) in ours.columns().iter().zip(theirs.columns()) {
+                assert_eq!(a.to_data(), b.to_data(), "{sql}");
                 assert_eq!(a.to_data().buffers(), b.to_data().buffers(), "{sql}");
                 assert_eq!(a.nulls(), b.nulls(), "{sql}");
             }
