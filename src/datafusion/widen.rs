@@ -45,14 +45,15 @@ use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::expressions::CastExpr;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::filter::{FilterExec, FilterExecBuilder};
 use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExprs};
 use datafusion::physical_plan::ExecutionPlan;
 
 use super::replace_nodes;
 
 /// Puts a [`WideningCast`] in place of each lossless numeric widening
-/// `CastExpr` of every `ProjectionExec`. The projections keep their
-/// schemas, field metadata included.
+/// `CastExpr` of every `ProjectionExec` and `FilterExec` predicate. The
+/// projections keep their schemas, field metadata included.
 #[derive(Debug, Default)]
 pub(crate) struct WidenCasts;
 
@@ -62,9 +63,12 @@ impl PhysicalOptimizerRule for WidenCasts {
         plan: Arc<dyn ExecutionPlan>,
         _config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        // A projection that cannot be built again keeps Arrow's casts.
-        replace_nodes(plan, |projection: &ProjectionExec| {
+        // A node that cannot be built again keeps Arrow's casts.
+        let plan = replace_nodes(plan, |projection: &ProjectionExec| {
             widen_projection(projection).ok().flatten()
+        })?;
+        replace_nodes(plan, |filter: &FilterExec| {
+            widen_filter(filter).ok().flatten()
         })
     }
 
@@ -94,24 +98,45 @@ fn widen_projection(projection: &ProjectionExec) -> Result<Option<Arc<dyn Execut
     Ok(Some(Arc::new(exec)))
 }
 
+/// `filter` with the widening casts of its predicate written once, or
+/// `None` if it has none.
+fn widen_filter(filter: &FilterExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+    let predicate = widen_expr(Arc::clone(filter.predicate()), &filter.input().schema())?;
+    if !predicate.transformed {
+        return Ok(None);
+    }
+    let exec = FilterExecBuilder::from(filter)
+        .with_predicate(predicate.data)
+        .build()?;
+    Ok(Some(Arc::new(exec)))
+}
+
 /// `projection` with each lossless numeric widening `CastExpr` (see
 /// [`widens`]) replaced by a [`WideningCast`]; `schema` is the schema the
 /// projection's columns refer to.
 pub(crate) fn widen_casts(projection: ProjectionExprs, schema: &Schema) -> Result<ProjectionExprs> {
-    projection.try_map_exprs(|expr| {
-        expr.transform_up(|e| {
-            let Some(cast) = e.downcast_ref::<CastExpr>() else {
-                return Ok(Transformed::no(e));
-            };
-            match cast.expr().data_type(schema) {
-                Ok(from) if widens(&from, cast.cast_type()) => Ok(Transformed::yes(Arc::new(
-                    WideningCast { cast: cast.clone() },
-                )
-                    as Arc<dyn PhysicalExpr>)),
-                _ => Ok(Transformed::no(e)),
-            }
-        })
-        .data()
+    projection.try_map_exprs(|expr| widen_expr(expr, schema).data())
+}
+
+/// `expr` with each widening `CastExpr` replaced by a [`WideningCast`].
+/// Inside a lambda, whose variables `schema` does not describe, a cast may
+/// be left as it is; a `WideningCast` checks the type of the array it is
+/// given either way.
+fn widen_expr(
+    expr: Arc<dyn PhysicalExpr>,
+    schema: &Schema,
+) -> Result<Transformed<Arc<dyn PhysicalExpr>>> {
+    expr.transform_up(|e| {
+        let Some(cast) = e.downcast_ref::<CastExpr>() else {
+            return Ok(Transformed::no(e));
+        };
+        match cast.expr().data_type(schema) {
+            Ok(from) if widens(&from, cast.cast_type()) => Ok(Transformed::yes(Arc::new(
+                WideningCast { cast: cast.clone() },
+            )
+                as Arc<dyn PhysicalExpr>)),
+            _ => Ok(Transformed::no(e)),
+        }
     })
 }
 
@@ -387,6 +412,10 @@ mod tests {
                 .await
                 .unwrap();
         }
+        let q5 = format!(
+            "{} ORDER BY x",
+            include_str!("../../benches/adl/q5.sql").trim_end()
+        );
         for (sql, casts) in [
             (
                 "SELECT CAST(unnest(Jet_pt) AS DOUBLE) AS x FROM events ORDER BY x",
@@ -408,17 +437,26 @@ mod tests {
                 "SELECT p4(Jet_pt, Jet_eta, Jet_phi, Jet_mass) AS v FROM events WHERE nJet >= 3",
                 4,
             ),
+            // ADL Q5: p4's casts in a filter's predicate, `pairs(nMuon)`'s
+            // and the histogram's.
+            (&q5, 6),
         ] {
             let plan = physical_plan(&ours, sql).await;
             let mut widened = 0;
+            let mut count = |expr: &Arc<dyn PhysicalExpr>| {
+                expr.apply(|e| {
+                    widened += e.downcast_ref::<WideningCast>().is_some() as usize;
+                    Ok(TreeNodeRecursion::Continue)
+                })
+            };
             plan.apply(|node| {
                 if let Some(projection) = node.downcast_ref::<ProjectionExec>() {
                     for expr in projection.expr() {
-                        expr.expr.apply(|e| {
-                            widened += e.downcast_ref::<WideningCast>().is_some() as usize;
-                            Ok(TreeNodeRecursion::Continue)
-                        })?;
+                        count(&expr.expr)?;
                     }
+                }
+                if let Some(filter) = node.downcast_ref::<FilterExec>() {
+                    count(filter.predicate())?;
                 }
                 Ok(TreeNodeRecursion::Continue)
             })
