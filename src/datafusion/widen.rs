@@ -434,7 +434,8 @@ mod tests {
             ),
             // The four `float` lists cast to the `double` lists p4 takes.
             (
-                "SELECT p4(Jet_pt, Jet_eta, Jet_phi, Jet_mass) AS v FROM events WHERE nJet >= 3",
+                "SELECT event, p4(Jet_pt, Jet_eta, Jet_phi, Jet_mass) AS v FROM events \
+                 WHERE nJet >= 3 ORDER BY event",
                 4,
             ),
             // ADL Q5: p4's casts in a filter's predicate, `pairs(nMuon)`'s
