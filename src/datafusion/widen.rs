@@ -23,8 +23,9 @@
 //! ```
 //!
 //! The physical rule [`WidenCasts`] does the same in every `ProjectionExec`
-//! left in a plan: the casts above a filter, an aggregate or an unnest
-//! (`SELECT CAST(unnest(Jet_pt) AS DOUBLE)`).
+//! left in a plan (the casts above a filter, an aggregate or an unnest:
+//! `SELECT CAST(unnest(Jet_pt) AS DOUBLE)`) and in every `FilterExec`'s
+//! predicate (ADL Q5's `p4` of four `float` lists).
 
 use std::fmt;
 use std::sync::Arc;
